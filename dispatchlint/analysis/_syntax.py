@@ -1,0 +1,194 @@
+"""Small, pure helpers over libcst expression nodes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+#: Parameter and variable names that, by convention, hold a tool call's arguments mapping.
+ARGS_NAMES = frozenset(
+    {
+        "args",
+        "arguments",
+        "tool_args",
+        "tool_arguments",
+        "function_args",
+        "function_arguments",
+        "fn_args",
+        "func_args",
+        "call_args",
+        "tool_input",
+        "tool_inputs",
+        "input_args",
+        "action_input",
+        "params",
+        "tool_params",
+        "kwargs",
+        "raw_args",
+        "arguments_dict",
+        "args_dict",
+        "parsed_args",
+    }
+)
+
+#: Attributes and keys that hold the model's raw arguments on a tool-call object.
+RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "function_args"})
+
+#: Names that, as a dispatch key, say "this is a tool's name".
+_TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})
+
+_UNKNOWN_LITERAL = object()
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    """The value of a plain (non f-) string literal, else None."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_tool_name_key(node: cst.BaseExpression) -> bool:
+    """Whether a dispatch key expression reads like a tool's name (``name``, ``call.function.name``...)."""
+    word: Optional[str] = None
+    if isinstance(node, cst.Name):
+        word = node.value
+    elif isinstance(node, cst.Attribute):
+        word = node.attr.value
+    elif isinstance(node, cst.Subscript):
+        word = subscript_key(node)
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+        word = string_value(node.args[0].value) if node.args else None
+    if word is None:
+        return False
+    word = word.lower()
+    return "name" in word or word in _TOOL_KEY_WORDS
+
+
+def subscript_key(node: cst.Subscript) -> Optional[str]:
+    """The string key of ``x["key"]``."""
+    if len(node.slice) != 1:
+        return None
+    element = node.slice[0].slice
+    if isinstance(element, cst.Index):
+        return string_value(element.value)
+    return None
+
+
+def subscript_index(node: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """The index expression of ``x[expr]`` (no slices, no tuples)."""
+    if len(node.slice) != 1:
+        return None
+    element = node.slice[0].slice
+    return element.value if isinstance(element, cst.Index) else None
+
+
+def get_call(node: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(mapping, key)`` for ``mapping.get(key, ...)``."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "get"
+        and node.args
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
+        return node.func.value, node.args[0].value
+    return None
+
+
+def literal_value(node: cst.BaseExpression, constants: Dict[str, cst.BaseExpression], depth: int = 0) -> Any:
+    """Evaluate a JSON-like literal (dicts, lists, strings, numbers, True/False/None, module constants).
+
+    Parts that are not literals become ``_UNKNOWN_LITERAL`` so that the known parts can still be used.
+    """
+    if depth > 50:
+        return _UNKNOWN_LITERAL
+    if isinstance(node, cst.Dict):
+        result: Dict[Any, Any] = {}
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = string_value(element.key)
+                if key is not None:
+                    result[key] = literal_value(element.value, constants, depth + 1)
+        return result
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [
+            literal_value(el.value, constants, depth + 1) for el in node.elements if isinstance(el, cst.Element)
+        ]
+    text = string_value(node)
+    if text is not None:
+        return text
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        if node.value in constants:
+            return literal_value(constants[node.value], constants, depth + 1)
+    return _UNKNOWN_LITERAL
+
+
+def schema_properties(parameters: Any) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """``(property, declared JSON types)`` pairs of a parameters schema (types empty when not stated)."""
+    if not isinstance(parameters, dict):
+        return ()
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return ()
+    return tuple((name, _declared_types(spec)) for name, spec in properties.items())
+
+
+def _declared_types(spec: Any) -> Tuple[str, ...]:
+    if not isinstance(spec, dict):
+        return ()
+    declared = spec.get("type")
+    if isinstance(declared, str):
+        return (declared,)
+    if isinstance(declared, list):
+        return tuple(t for t in declared if isinstance(t, str))
+    types: List[str] = []
+    for union in ("anyOf", "oneOf"):
+        for branch in spec.get(union) or ():
+            types.extend(_declared_types(branch))
+    return tuple(dict.fromkeys(types))
+
+
+def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """Every call under ``node`` (pre-order), not descending into nested function or class bodies."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(reversed(current.children))
+
+
+_SUPPRESSION = re.compile(r"#\s*dispatchlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
+
+
+def suppressions(source: str) -> Tuple[Tuple[int, Tuple[str, ...]], ...]:
+    """``(line, codes)`` for every ``# dispatchlint: ignore[...]`` comment; no codes means all."""
+    found = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = _SUPPRESSION.search(line)
+        if match:
+            codes = match.group("codes") or ""
+            found.append((number, tuple(code.strip().upper() for code in codes.split(",") if code.strip())))
+    return tuple(found)

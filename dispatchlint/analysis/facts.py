@@ -1,0 +1,271 @@
+"""Plain per-module facts: what the indexer extracts from one file.
+
+Everything here is frozen plain data (strings, ints, tuples of dataclasses), so facts can be cached on disk and
+computed in worker processes. Names in facts are *as written in the source* (``"mm.TOOLS"``, ``"self.tools"``);
+the linker resolves them to qualified names across modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple, Union
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 1-based source range."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Data flow of an argument expression, as far as one function can tell.
+
+
+@dataclass(frozen=True)
+class Raw:
+    """The value is the model's arguments, untouched (a wire parse, ``tool_call.function.arguments``...)."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """The value is (a piece of) parameter ``name`` of ``function``; its callers decide what it is."""
+
+    function: str
+    name: str
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The value is the result of calling ``callee`` (as written) with ``args``; a gate call guards."""
+
+    callee: str
+    args: Tuple["Flow", ...]
+
+
+@dataclass(frozen=True)
+class Either:
+    """The value is one of several flows (assignments in different branches)."""
+
+    options: Tuple["Flow", ...]
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Nothing can be said."""
+
+
+Flow = Union[Raw, Param, CallResult, Either, Unknown]
+UNKNOWN = Unknown()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Values stored in tables.
+
+
+@dataclass(frozen=True)
+class ValueRef:
+    """A table value or a registered callable, as written.
+
+    ``kind`` is ``"ref"`` (a dotted name), ``"lambda"`` (``target`` is the callee its body calls, if any;
+    ``call_args`` every callee in its body), ``"call"`` (``target`` is the callee; ``call_args`` the dotted names
+    passed), ``"def"`` (a nested function of the enclosing function, ``target`` its qualified name), ``"param"``
+    (a parameter of the enclosing function, such as the decorated function in a decorator) or ``"other"``.
+    """
+
+    kind: str
+    target: str = ""
+    call_args: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: Optional[str]
+    value: ValueRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class TableDef:
+    """A mapping from tool name to callable, defined by a literal or a comprehension.
+
+    ``scope`` is ``"module"``, ``"class"``, ``"instance"`` or ``"local"``; ``owner`` the class or function that
+    holds it (qualified within the module), empty for module scope.
+    """
+
+    name: str
+    scope: str
+    owner: str
+    span: Span
+    entries: Tuple[Entry, ...]
+    comprehension: Optional[ValueRef] = None
+    annotation: str = ""
+
+
+@dataclass(frozen=True)
+class TableFill:
+    """``T[key] = value`` or ``T.update({...})`` inside ``function`` (empty: module level)."""
+
+    table: str
+    function: str
+    key: Optional[str]
+    key_param: Optional[str]
+    value: ValueRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class Alias:
+    """``name = target`` where target is a dotted name or a call; ``owner`` as in TableDef."""
+
+    name: str
+    scope: str
+    owner: str
+    target: ValueRef
+    span: Span
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Sites.
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A call of a callable taken from a table-like expression.
+
+    ``table`` is the expression as written (``"TOOLS"``, ``"self._tools"``); ``resolver`` is set instead when the
+    callable is the result of calling a project function (``fn = resolve(name); fn(args)``).
+    """
+
+    function: str
+    table: str
+    resolver: str
+    key: str
+    key_is_name: bool
+    args: Tuple[Flow, ...]
+    kind: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A function returns a value taken from a table (a resolver)."""
+
+    function: str
+    table: str
+    key_param: Optional[str]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of a dotted callee, with the flow of each argument (positional, then keyword)."""
+
+    function: str
+    callee: str
+    positional: Tuple[Flow, ...]
+    keywords: Tuple[Tuple[str, Flow], ...]
+    star: Tuple[Flow, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ChainArm:
+    """One ``if``/``elif`` arm: the tool names it tests, what its calls pass and whom they call."""
+
+    names: Tuple[str, ...]
+    flows: Tuple[Flow, ...]
+    callees: Tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class NameChain:
+    """An if/elif chain on a tool-name variable whose fallback hands the name to ``fallback``."""
+
+    function: str
+    variable: str
+    arms: Tuple[ChainArm, ...]
+    fallback: str
+    fallback_span: Span
+    span: Span
+
+
+@dataclass(frozen=True)
+class JsonParse:
+    """``json.loads``/``ast.literal_eval`` of a parameter (or ``args["p"]``) inside ``function``."""
+
+    function: str
+    parameter: str
+    parser: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class SchemaDef:
+    """A tool's parameter schema found statically: property name -> declared JSON types (empty: unknown)."""
+
+    tool: str
+    properties: Tuple[Tuple[str, Tuple[str, ...]], ...]
+    span: Span
+    table_key_of: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    qualname: str
+    name: str
+    class_name: str
+    params: Tuple[str, ...]
+    annotations: Tuple[Tuple[str, str], ...]
+    decorators: Tuple[ValueRef, ...]
+    decorator_keys: Tuple[Optional[str], ...]
+    is_async: bool
+    reads_schema_properties: bool
+    validates_arguments: bool
+    property_read_lines: Tuple[int, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    qualname: str
+    bases: Tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class ParseError:
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """Everything the rules need to know about one file."""
+
+    path: str
+    module: str
+    is_package: bool
+    parse_error: Optional[ParseError] = None
+    imports: Tuple[Tuple[str, str], ...] = ()
+    functions: Tuple[FunctionDef, ...] = ()
+    classes: Tuple[ClassDef, ...] = ()
+    tables: Tuple[TableDef, ...] = ()
+    fills: Tuple[TableFill, ...] = ()
+    aliases: Tuple[Alias, ...] = ()
+    dispatches: Tuple[Dispatch, ...] = ()
+    lookups: Tuple[Lookup, ...] = ()
+    calls: Tuple[Call, ...] = ()
+    chains: Tuple[NameChain, ...] = ()
+    json_parses: Tuple[JsonParse, ...] = ()
+    schemas: Tuple[SchemaDef, ...] = ()
+    suppressions: Tuple[Tuple[int, Tuple[str, ...]], ...] = ()
+
+    def import_map(self) -> Dict[str, str]:
+        return dict(self.imports)

@@ -1,0 +1,964 @@
+"""Parse one module and index it into plain facts (:mod:`dispatchlint.analysis.facts`).
+
+The indexer walks statements in order, like a tiny abstract interpreter: it keeps, per scope, what each local
+name holds (a :data:`~dispatchlint.analysis.facts.Flow` of the model's arguments, a callable looked up in a
+table, a piece of a parameter), merges branches so that an assignment made in one branch does not count as
+dominating, and records tables, fills, dispatch sites, calls, name-test chains, json parses and schemas. It never
+resolves anything across modules: names stay as written, for the linker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis.facts import (
+    UNKNOWN,
+    Alias,
+    Call,
+    CallResult,
+    ChainArm,
+    ClassDef,
+    Dispatch,
+    Either,
+    Entry,
+    Flow,
+    FunctionDef,
+    JsonParse,
+    Lookup,
+    ModuleFacts,
+    NameChain,
+    Param,
+    ParseError,
+    Raw,
+    SchemaDef,
+    Span,
+    TableDef,
+    TableFill,
+    Unknown,
+    ValueRef,
+)
+
+#: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
+_RUNNERS_FIRST = ("submit", "to_thread", "partial", "run_sync", "start_soon", "apply_async", "spawn")
+_RUNNERS_SECOND = ("run_in_executor",)
+_JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "ast.literal_eval"}
+_COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "json_schema", "args_schema", "schema")
+_VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
+_MAX_FLOW_DEPTH = 6
+
+# What a local name can hold as a callable: a value looked up in a table, or the result of a (resolver) call.
+_Callable = Tuple[str, str, cst.BaseExpression]  # (table, resolver, key expression)
+
+
+@dataclass
+class _Scope:
+    kind: str  # "module", "class" or "function"
+    qualname: str
+    class_name: str
+    params: Tuple[str, ...] = ()
+    env: Dict[str, Flow] = field(default_factory=dict)
+    callables: Dict[str, _Callable] = field(default_factory=dict)
+    pieces: Dict[str, str] = field(default_factory=dict)
+    nested: Dict[str, str] = field(default_factory=dict)
+
+    def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
+        return dict(self.env), dict(self.callables), dict(self.pieces)
+
+    def restore(self, state: Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]) -> None:
+        self.env, self.callables, self.pieces = dict(state[0]), dict(state[1]), dict(state[2])
+
+
+def index_source(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
+    """Parse ``source`` once and return its facts (or a parse error)."""
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return ModuleFacts(path, module, is_package, _parse_error(source, path, error))
+    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
+        return ModuleFacts(path, module, is_package, ParseError(f"cannot decode: {error}", Span(1, 1, 1, 1)))
+    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    indexer = _ModuleIndexer(path, module, is_package, tree, positions)
+    indexer.run()
+    return indexer.facts(syn.suppressions(tree.code))
+
+
+def _parse_error(source: bytes, path: str, error: cst.ParserSyntaxError) -> ParseError:
+    """Locate a syntax error where Python's own parser does (libcst's positions can be a line late)."""
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as python_error:
+        line = python_error.lineno or 1
+        column = python_error.offset or 1
+        return ParseError(python_error.msg, Span(line, column, line, column))
+    except (ValueError, UnicodeDecodeError):
+        pass
+    message = str(error).splitlines()[0] if str(error) else "syntax error"
+    return ParseError(message, Span(error.editor_line, error.editor_column, error.editor_line, error.editor_column))
+
+
+class _ModuleIndexer:
+    def __init__(
+        self,
+        path: str,
+        module: str,
+        is_package: bool,
+        tree: cst.Module,
+        positions: "Dict[cst.CSTNode, CodeRange]",
+    ) -> None:
+        self.path = path
+        self.module = module
+        self.is_package = is_package
+        self.tree = tree
+        self.positions = positions
+        self.imports: Dict[str, str] = {}
+        self.constants: Dict[str, cst.BaseExpression] = {}
+        self.functions: List[FunctionDef] = []
+        self.classes: List[ClassDef] = []
+        self.tables: List[TableDef] = []
+        self.fills: List[TableFill] = []
+        self.aliases: List[Alias] = []
+        self.dispatches: List[Dispatch] = []
+        self.lookups: List[Lookup] = []
+        self.calls: List[Call] = []
+        self.chains: List[NameChain] = []
+        self.json_parses: List[JsonParse] = []
+        self.schemas: List[SchemaDef] = []
+
+    # ---------------------------------------------------------------------------------------------- plumbing
+
+    def span(self, node: cst.CSTNode) -> Span:
+        code_range = self.positions[node]
+        return Span(
+            code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1
+        )
+
+    def facts(self, suppressions: Tuple[Tuple[int, Tuple[str, ...]], ...]) -> ModuleFacts:
+        return ModuleFacts(
+            path=self.path,
+            module=self.module,
+            is_package=self.is_package,
+            imports=tuple(sorted(self.imports.items())),
+            functions=tuple(self.functions),
+            classes=tuple(self.classes),
+            tables=tuple(self.tables),
+            fills=tuple(self.fills),
+            aliases=tuple(self.aliases),
+            dispatches=tuple(self.dispatches),
+            lookups=tuple(self.lookups),
+            calls=tuple(self.calls),
+            chains=tuple(self.chains),
+            json_parses=tuple(self.json_parses),
+            schemas=tuple(self.schemas),
+            suppressions=suppressions,
+        )
+
+    def run(self) -> None:
+        for statement in self.tree.body:
+            self._collect_constant(statement)
+        self._schemas(self.tree)
+        self._block(self.tree.body, _Scope("module", "", ""))
+
+    def _collect_constant(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        self.constants[target.value] = small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    if isinstance(small.target, cst.Name):
+                        self.constants[small.target.value] = small.value
+
+    def resolve_local(self, dotted: str) -> str:
+        """Expand the first component of ``dotted`` through this module's imports (for well-known callees)."""
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    # ---------------------------------------------------------------------------------------------- statements
+
+    def _block(self, statements: Sequence[cst.CSTNode], scope: _Scope) -> None:
+        index = 0
+        while index < len(statements):
+            statement = statements[index]
+            if isinstance(statement, cst.If):
+                self._name_chain(statements, index, scope)
+            self._statement(statement, scope)
+            index += 1
+
+    def _statement(self, statement: cst.CSTNode, scope: _Scope) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small_statement(small, scope)
+        elif isinstance(statement, cst.FunctionDef):
+            self._function(statement, scope)
+        elif isinstance(statement, cst.ClassDef):
+            self._class(statement, scope)
+        elif isinstance(statement, cst.If):
+            self._if(statement, scope)
+        elif isinstance(statement, (cst.For, cst.While)):
+            self._loop(statement, scope)
+        elif isinstance(statement, cst.Try) or type(statement).__name__ == "TryStar":
+            self._try(statement, scope)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                self._expression(item.item, scope)
+                if item.asname is not None:
+                    self._bind_unknown(item.asname.name, scope)
+            self._block(statement.body.body, scope)
+        elif isinstance(statement, cst.Match):
+            self._expression(statement.subject, scope)
+            self._branches([case.body.body for case in statement.cases], scope, keep_original=True)
+
+    def _if(self, statement: cst.If, scope: _Scope) -> None:
+        self._expression(statement.test, scope)
+        branches: List[Sequence[cst.CSTNode]] = [statement.body.body]
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            branches.append([orelse])
+            self._branches(branches, scope, keep_original=False)
+        elif isinstance(orelse, cst.Else):
+            branches.append(orelse.body.body)
+            self._branches(branches, scope, keep_original=False)
+        else:
+            self._branches(branches, scope, keep_original=True)
+
+    def _loop(self, statement: Union[cst.For, cst.While], scope: _Scope) -> None:
+        if isinstance(statement, cst.For):
+            self._expression(statement.iter, scope)
+            self._bind_unknown(statement.target, scope)
+        else:
+            self._expression(statement.test, scope)
+        self._branches([statement.body.body], scope, keep_original=True)
+        if statement.orelse is not None:
+            self._block(statement.orelse.body.body, scope)
+
+    def _try(self, statement: cst.CSTNode, scope: _Scope) -> None:
+        body = getattr(statement, "body").body
+        handlers = [handler.body.body for handler in getattr(statement, "handlers")]
+        orelse = getattr(statement, "orelse")
+        main = list(body) + (list(orelse.body.body) if orelse is not None else [])
+        self._branches([main] + handlers, scope, keep_original=True)
+        final = getattr(statement, "finalbody")
+        if final is not None:
+            self._block(final.body.body, scope)
+
+    def _branches(self, branches: Sequence[Sequence[cst.CSTNode]], scope: _Scope, keep_original: bool) -> None:
+        """Walk alternative branches from the same state and merge what each name may hold afterwards."""
+        before = scope.child_state()
+        outcomes = []
+        for branch in branches:
+            scope.restore(before)
+            self._block(branch, scope)
+            outcomes.append(scope.child_state())
+        if keep_original:
+            outcomes.append(before)
+        scope.restore(before)
+        names = set().union(*(state[0] for state in outcomes))
+        for name in names:
+            options = tuple(state[0].get(name, UNKNOWN) for state in outcomes)
+            scope.env[name] = _either(options)
+        callables: Dict[str, _Callable] = {}
+        for state in outcomes:
+            for name, value in state[1].items():
+                callables.setdefault(name, value)
+        scope.callables = callables
+        scope.pieces = {
+            name: piece for name, piece in outcomes[0][2].items() if all(s[2].get(name) == piece for s in outcomes)
+        }
+
+    def _small_statement(self, small: cst.BaseSmallStatement, scope: _Scope) -> None:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                dotted = syn.dotted_name(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.imports[alias.asname.name.value] = dotted
+                else:
+                    head = dotted.split(".")[0]
+                    self.imports[head] = head
+        elif isinstance(small, cst.ImportFrom):
+            self._import_from(small)
+        elif isinstance(small, cst.Assign):
+            self._expression(small.value, scope)
+            for target in small.targets:
+                self._assign(target.target, small.value, scope, small)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._expression(small.value, scope)
+                annotation = self.tree.code_for_node(small.annotation.annotation)
+                self._assign(small.target, small.value, scope, small, annotation)
+        elif isinstance(small, cst.AugAssign):
+            self._expression(small.value, scope)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self._expression(small.value, scope)
+                self._returned(small.value, scope, small)
+        elif isinstance(small, cst.Expr):
+            self._expression(small.value, scope)
+        else:
+            for child in small.children:
+                if isinstance(child, cst.BaseExpression):
+                    self._expression(child, scope)
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        base = syn.dotted_name(node.module) if node.module is not None else ""
+        if node.relative:
+            package_parts = self.module.split(".") if self.module else []
+            if not self.is_package and package_parts:
+                package_parts = package_parts[:-1]
+            up = len(node.relative) - 1
+            if up:
+                package_parts = package_parts[: len(package_parts) - up] if up <= len(package_parts) else []
+            base = ".".join(part for part in package_parts + ([base] if base else []) if part)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = syn.dotted_name(alias.name) or ""
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            self.imports[local] = f"{base}.{name}" if base else name
+
+    # ---------------------------------------------------------------------------------------------- scopes
+
+    def _function(self, node: cst.FunctionDef, scope: _Scope) -> None:
+        qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
+        class_name = scope.qualname if scope.kind == "class" else scope.class_name
+        params = _params(node.params)
+        annotations = tuple(
+            (param.name.value, self.tree.code_for_node(param.annotation.annotation))
+            for param in _all_params(node.params)
+            if param.annotation is not None
+        )
+        decorators = tuple(self._value_ref(decorator.decorator, scope) for decorator in node.decorators)
+        decorator_keys = tuple(_decorator_key(decorator.decorator) for decorator in node.decorators)
+        property_lines = tuple(sorted(self._property_reads(node)))
+        validates = any(
+            (syn.dotted_name(call.func) or "").split(".")[-1] in _VALIDATORS
+            or "Validator" in (syn.dotted_name(call.func) or "")
+            for call in _all_calls(node.body)
+        )
+        for decorator in node.decorators:
+            self._expression(decorator.decorator, scope)
+        self.functions.append(
+            FunctionDef(
+                qualname=qualname,
+                name=node.name.value,
+                class_name=class_name if scope.kind != "module" or class_name else "",
+                params=params,
+                annotations=annotations,
+                decorators=decorators,
+                decorator_keys=decorator_keys,
+                is_async=node.asynchronous is not None,
+                reads_schema_properties=bool(property_lines),
+                validates_arguments=validates,
+                property_read_lines=property_lines,
+                span=self.span(node.name),
+            )
+        )
+        inner = _Scope("function", qualname, class_name)
+        if scope.kind == "function":  # a closure sees what its enclosing function held when it was defined
+            inner.env, inner.callables, inner.pieces = scope.child_state()
+            inner.nested = dict(scope.nested)
+        inner.params = params
+        for param in params:
+            inner.env[param] = Param(qualname, param)
+            inner.callables.pop(param, None)
+            inner.pieces.pop(param, None)
+        self._block(node.body.body, inner)
+        if scope.kind == "function":
+            scope.env[node.name.value] = UNKNOWN
+            scope.nested[node.name.value] = qualname
+
+    def _class(self, node: cst.ClassDef, scope: _Scope) -> None:
+        qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
+        bases = tuple(filter(None, (syn.dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
+        self.classes.append(ClassDef(qualname, bases, self.span(node.name)))
+        self._block(node.body.body, _Scope("class", qualname, qualname))
+
+    def _property_reads(self, node: cst.CSTNode) -> Iterable[int]:
+        for found in _walk(node):
+            if isinstance(found, cst.Subscript) and syn.subscript_key(found) == "properties":
+                yield self.span(found).line
+            elif isinstance(found, cst.Call):
+                pair = syn.get_call(found)
+                if pair is not None and syn.string_value(pair[1]) == "properties":
+                    yield self.span(found).line
+
+    # ---------------------------------------------------------------------------------------------- assignments
+
+    def _bind_unknown(self, target: cst.BaseExpression, scope: _Scope) -> None:
+        for name in _target_names(target):
+            scope.env[name] = UNKNOWN
+            scope.callables.pop(name, None)
+            scope.pieces.pop(name, None)
+
+    def _assign(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        scope: _Scope,
+        statement: cst.CSTNode,
+        annotation: str = "",
+    ) -> None:
+        if isinstance(target, cst.Subscript):
+            self._item_fill(target, value, scope, statement)
+            return
+        table_scope, owner, name = self._binding(target, scope)
+        if name is None:
+            self._bind_unknown(target, scope)
+            return
+        if table_scope is not None:
+            self._table_or_alias(name, table_scope, owner, value, statement, annotation, scope)
+        if isinstance(target, cst.Name):
+            scope.env[name] = self._flow(value, scope)
+            source = self._callable_source(value, scope)
+            if source is not None:
+                scope.callables[name] = source
+            else:
+                scope.callables.pop(name, None)
+            piece = self._param_piece(value, scope)
+            if piece is not None:
+                scope.pieces[name] = piece
+            else:
+                scope.pieces.pop(name, None)
+
+    def _binding(self, target: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[str], str, Optional[str]]:
+        """Where an assignment target lives: (table scope or None, owner, name)."""
+        if isinstance(target, cst.Name):
+            kind = {"module": "module", "class": "class", "function": "local"}[scope.kind]
+            owner = scope.qualname if scope.kind != "module" else ""
+            return kind, owner, target.value
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value in ("self", "cls")
+            and scope.class_name
+        ):
+            kind = "instance" if target.value.value == "self" else "class"
+            return kind, scope.class_name, target.attr.value
+        return None, "", None
+
+    def _table_or_alias(
+        self,
+        name: str,
+        table_scope: str,
+        owner: str,
+        value: cst.BaseExpression,
+        statement: cst.CSTNode,
+        annotation: str,
+        scope: _Scope,
+    ) -> None:
+        span = self.span(statement)
+        if isinstance(value, cst.Dict) and _looks_like_table(value):
+            entries = tuple(
+                Entry(syn.string_value(element.key), self._value_ref(element.value, scope), self.span(element.key))
+                for element in value.elements
+                if isinstance(element, cst.DictElement)
+            )
+            self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
+        elif isinstance(value, cst.DictComp):
+            comprehension = self._value_ref(value.value, scope)
+            if comprehension.kind != "other":
+                self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation))
+        elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict" and not value.args:
+            self.tables.append(TableDef(name, table_scope, owner, span, (), None, annotation))
+        elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict":
+            entries = tuple(
+                Entry(arg.keyword.value, self._value_ref(arg.value, scope), self.span(arg.keyword))
+                for arg in value.args
+                if arg.keyword is not None
+            )
+            if entries and all(entry.value.kind != "other" for entry in entries):
+                self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
+        elif isinstance(value, (cst.Name, cst.Attribute, cst.Call)):
+            ref = self._value_ref(value, scope)
+            if ref.kind in ("ref", "call"):
+                self.aliases.append(Alias(name, table_scope, owner, ref, span))
+
+    def _item_fill(
+        self, target: cst.Subscript, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode
+    ) -> None:
+        table = syn.dotted_name(target.value)
+        key = syn.subscript_index(target)
+        if table is None or key is None:
+            return
+        ref = self._value_ref(value, scope)
+        if ref.kind == "other":
+            return
+        key_flow = self._flow(key, scope)
+        self.fills.append(
+            TableFill(
+                table=table,
+                function=scope.qualname if scope.kind == "function" else "",
+                key=syn.string_value(key),
+                key_param=key_flow.name if isinstance(key_flow, Param) else None,
+                value=ref,
+                span=self.span(statement),
+            )
+        )
+
+    def _update_fill(self, call: cst.Call, scope: _Scope) -> None:
+        table = syn.dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+        if table is None:
+            return
+        function = scope.qualname if scope.kind == "function" else ""
+        for arg in call.args:
+            if arg.keyword is not None:
+                pairs = [(arg.keyword.value, arg.value, arg.keyword)]
+            elif isinstance(arg.value, cst.Dict) and _looks_like_table(arg.value):
+                pairs = [
+                    (syn.string_value(el.key), el.value, el.key)
+                    for el in arg.value.elements
+                    if isinstance(el, cst.DictElement)
+                ]
+            else:
+                continue
+            for key, value, key_node in pairs:
+                ref = self._value_ref(value, scope)
+                if ref.kind != "other":
+                    self.fills.append(TableFill(table, function, key, None, ref, self.span(key_node)))
+
+    def _value_ref(self, value: cst.BaseExpression, scope: _Scope) -> ValueRef:
+        dotted = syn.dotted_name(value)
+        if dotted is not None:
+            if dotted in scope.nested:
+                return ValueRef("def", scope.nested[dotted])
+            if scope.kind == "function" and dotted in scope.params:
+                return ValueRef("param", dotted)
+            return ValueRef("ref", dotted)
+        if isinstance(value, cst.Lambda):
+            body = value.body
+            callee = syn.dotted_name(body.func) if isinstance(body, cst.Call) else None
+            inner = tuple(filter(None, (syn.dotted_name(call.func) for call in syn.iter_calls(body))))
+            return ValueRef("lambda", callee or "", inner)
+        if isinstance(value, cst.Call):
+            callee = syn.dotted_name(value.func)
+            if callee is not None:
+                names = tuple(
+                    filter(None, (syn.dotted_name(arg.value) for arg in value.args if arg.keyword is None))
+                )
+                return ValueRef("call", callee, names)
+        return ValueRef("other")
+
+    # ---------------------------------------------------------------------------------------------- expressions
+
+    def _expression(self, expression: cst.CSTNode, scope: _Scope) -> None:
+        """Record every call in an expression (lambdas included: their calls run in this scope's closure)."""
+        for call in _all_calls(expression):
+            self._call(call, scope)
+
+    def _call(self, call: cst.Call, scope: _Scope) -> None:
+        function = scope.qualname if scope.kind == "function" else ""
+        self._dispatch(call, scope, function)
+        callee = syn.dotted_name(call.func)
+        if callee is None:
+            return
+        if callee.endswith(".update") and call.args:
+            self._update_fill(call, scope)
+        positional = tuple(
+            self._flow(arg.value, scope) for arg in call.args if arg.keyword is None and not arg.star
+        )
+        keywords = tuple(
+            (arg.keyword.value, self._flow(arg.value, scope)) for arg in call.args if arg.keyword is not None
+        )
+        star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
+        self.calls.append(Call(function, callee, positional, keywords, star, self.span(call)))
+        if self.resolve_local(callee) in _JSON_PARSERS and call.args and scope.kind == "function":
+            piece = self._param_piece(call.args[0].value, scope)
+            if piece is not None:
+                parser = self.resolve_local(callee)
+                self.json_parses.append(JsonParse(function, piece, parser, self.span(call)))
+
+    def _dispatch(self, call: cst.Call, scope: _Scope, function: str) -> None:
+        source = self._callable_source(call.func, scope)
+        args: Sequence[cst.Arg] = call.args
+        kind = "call"
+        if source is None:
+            callee = syn.dotted_name(call.func) or ""
+            last = callee.split(".")[-1]
+            position = 0 if last in _RUNNERS_FIRST else 1 if last in _RUNNERS_SECOND else None
+            if position is None or len(call.args) <= position:
+                return
+            source = self._callable_source(call.args[position].value, scope, resolver_calls=False)
+            args, kind = call.args[position + 1 :], last
+        if source is None:
+            return
+        table, resolver, key = source
+        flows = tuple(self._flow(arg.value, scope) for arg in args)
+        self.dispatches.append(
+            Dispatch(function, table, resolver, self._text(key), syn.is_tool_name_key(key), flows, kind, self.span(call))
+        )
+
+    def _callable_source(
+        self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True
+    ) -> Optional[_Callable]:
+        """What callable an expression denotes: ``T[key]``, ``T.get(key)``, a name holding one, ``resolve(key)``."""
+        if isinstance(expression, cst.Subscript):
+            table = syn.dotted_name(expression.value)
+            key = syn.subscript_index(expression)
+            if table is not None and key is not None and syn.string_value(key) is None:
+                return table, "", key
+            return None
+        pair = syn.get_call(expression)
+        if pair is not None:
+            table = syn.dotted_name(pair[0])
+            if table is not None and syn.string_value(pair[1]) is None:
+                return table, "", pair[1]
+            return None
+        if isinstance(expression, cst.Name):
+            return scope.callables.get(expression.value)
+        if isinstance(expression, cst.Call) and resolver_calls:
+            callee = syn.dotted_name(expression.func)
+            if callee is not None and expression.args and expression.args[0].keyword is None:
+                key = expression.args[0].value
+                if syn.is_tool_name_key(key):
+                    return "", callee, key
+        return None
+
+    def _returned(self, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode) -> None:
+        if scope.kind != "function":
+            return
+        source = self._callable_source(value, scope)
+        if source is None:
+            return
+        table, resolver, key = source
+        key_flow = self._flow(key, scope)
+        self.lookups.append(
+            Lookup(
+                function=scope.qualname,
+                table=table or f"{resolver}()",
+                key_param=key_flow.name if isinstance(key_flow, Param) else None,
+                span=self.span(statement),
+            )
+        )
+
+    def _flow(self, node: cst.BaseExpression, scope: _Scope, depth: int = 0) -> Flow:
+        """What an expression holds, in terms of the model's arguments."""
+        if depth > _MAX_FLOW_DEPTH:
+            return UNKNOWN
+        if isinstance(node, cst.Name):
+            return scope.env.get(node.value, UNKNOWN)
+        if isinstance(node, cst.Await):
+            return self._flow(node.expression, scope, depth + 1)
+        if isinstance(node, cst.Attribute):
+            base = syn.dotted_name(node.value)
+            if node.attr.value in syn.RAW_ARGUMENT_FIELDS and base not in ("self", "cls"):
+                return Raw(self._text(node))
+            return _piece_of(self._flow(node.value, scope, depth + 1))
+        if isinstance(node, cst.Subscript):
+            if syn.subscript_key(node) in syn.RAW_ARGUMENT_FIELDS:
+                return Raw(self._text(node))
+            return _piece_of(self._flow(node.value, scope, depth + 1))
+        if isinstance(node, cst.Call):
+            return self._call_flow(node, scope, depth)
+        if isinstance(node, cst.Dict):
+            starred = [el.value for el in node.elements if isinstance(el, cst.StarredDictElement)]
+            if starred and len(starred) == len(node.elements):
+                return _either(tuple(self._flow(value, scope, depth + 1) for value in starred))
+            return UNKNOWN
+        if isinstance(node, cst.BooleanOperation):
+            return _either((self._flow(node.left, scope, depth + 1), self._flow(node.right, scope, depth + 1)))
+        if isinstance(node, cst.IfExp):
+            return _either((self._flow(node.body, scope, depth + 1), self._flow(node.orelse, scope, depth + 1)))
+        return UNKNOWN
+
+    def _call_flow(self, node: cst.Call, scope: _Scope, depth: int) -> Flow:
+        callee = syn.dotted_name(node.func)
+        if callee is not None and self.resolve_local(callee) in _JSON_PARSERS:
+            return Raw("json.loads")
+        pair = syn.get_call(node)
+        if pair is not None:
+            key = syn.string_value(pair[1])
+            if key in syn.RAW_ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
+                return Raw(self._text(node))
+            return _piece_of(self._flow(pair[0], scope, depth + 1))
+        if callee is None:
+            return UNKNOWN
+        if callee in _COPIES and node.args:
+            return self._flow(node.args[0].value, scope, depth + 1)
+        if callee.endswith(".copy") and isinstance(node.func, cst.Attribute):
+            return _piece_of(self._flow(node.func.value, scope, depth + 1))
+        args = tuple(self._flow(arg.value, scope, depth + 1) for arg in node.args)
+        return CallResult(callee, args)
+
+    def _param_piece(self, node: cst.BaseExpression, scope: _Scope) -> Optional[str]:
+        """The tool parameter an expression reads: a named parameter, ``args["p"]``, ``args.get("p")``."""
+        if scope.kind != "function":
+            return None
+        if isinstance(node, cst.Name):
+            if node.value in scope.pieces:
+                return scope.pieces[node.value]
+            flow = scope.env.get(node.value)
+            if (
+                isinstance(flow, Param)
+                and flow.function == scope.qualname
+                and flow.name == node.value
+                and node.value not in syn.ARGS_NAMES
+                and node.value not in ("self", "cls")
+            ):
+                return node.value
+            return None
+        mapping: Optional[cst.BaseExpression] = None
+        key: Optional[str] = None
+        if isinstance(node, cst.Subscript):
+            mapping, key = node.value, syn.subscript_key(node)
+        else:
+            pair = syn.get_call(node)
+            if pair is not None:
+                mapping, key = pair[0], syn.string_value(pair[1])
+        if mapping is None or key is None or not isinstance(mapping, cst.Name):
+            return None
+        flow = scope.env.get(mapping.value)
+        if isinstance(flow, Param) and flow.function == scope.qualname and flow.name in syn.ARGS_NAMES:
+            return key
+        return None
+
+    def _text(self, node: cst.CSTNode) -> str:
+        return self.tree.code_for_node(node)
+
+    # ---------------------------------------------------------------------------------------------- name chains
+
+    def _name_chain(self, statements: Sequence[cst.CSTNode], index: int, scope: _Scope) -> None:
+        """Record an if/elif chain on a name whose fallback hands that name on (``else: handle(name, args)``)."""
+        first = statements[index]
+        assert isinstance(first, cst.If)
+        tested = _name_test(first.test)
+        if tested is None:
+            return
+        if index > 0 and isinstance(statements[index - 1], cst.If):
+            previous = _name_test(statements[index - 1].test)  # type: ignore[attr-defined]
+            if previous is not None and previous[0] == tested[0]:
+                return  # already recorded as part of the run that starts earlier
+        variable = tested[0]
+        arms: List[Tuple[cst.If, Tuple[str, ...]]] = []
+        fallback_body: Optional[Sequence[cst.CSTNode]] = None
+        position = index
+        while position < len(statements):
+            statement = statements[position]
+            if not isinstance(statement, cst.If):
+                fallback_body = [statement]
+                break
+            current: Optional[cst.If] = statement
+            ended_with_else = False
+            while current is not None:
+                test = _name_test(current.test)
+                if test is None or test[0] != variable:
+                    fallback_body = [current]
+                    ended_with_else = True
+                    break
+                arms.append((current, test[1]))
+                orelse = current.orelse
+                if isinstance(orelse, cst.If):
+                    current = orelse
+                elif isinstance(orelse, cst.Else):
+                    fallback_body = orelse.body.body
+                    ended_with_else = True
+                    current = None
+                else:
+                    current = None
+            if ended_with_else:
+                break
+            position += 1
+        if not arms or not fallback_body:
+            return
+        fallback = self._fallback_call(fallback_body, variable)
+        if fallback is None:
+            return
+        function = scope.qualname if scope.kind == "function" else ""
+        chain_arms = []
+        for arm, names in arms:
+            calls = list(_all_calls(arm.body))
+            flows = tuple(
+                self._flow(arg.value, scope) for call in calls for arg in call.args if not isinstance(arg.value, cst.Name) or arg.value.value != variable
+            )
+            callees = tuple(filter(None, (syn.dotted_name(call.func) for call in calls)))
+            chain_arms.append(ChainArm(names, flows, callees, self.span(arm.test)))
+        self.chains.append(
+            NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(first.test))
+        )
+
+    def _fallback_call(self, body: Sequence[cst.CSTNode], variable: str) -> Optional[Tuple[str, Span]]:
+        for statement in body:
+            for call in _all_calls(statement):
+                callee = syn.dotted_name(call.func)
+                passes_name = any(
+                    isinstance(arg.value, cst.Name) and arg.value.value == variable for arg in call.args
+                )
+                if callee is not None and passes_name:
+                    return callee, self.span(call)
+        return None
+
+    # ---------------------------------------------------------------------------------------------- schemas
+
+    def _schemas(self, tree: cst.Module) -> None:
+        for node in _walk(tree):
+            if isinstance(node, cst.Dict):
+                self._schema_dict(node)
+            elif isinstance(node, cst.Call):
+                self._schema_call(node)
+            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
+                self._schema_table(node)
+
+    def _schema_dict(self, node: cst.Dict) -> None:
+        value = syn.literal_value(node, self.constants)
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            return
+        for key in _SCHEMA_KEYS:
+            if isinstance(value.get(key), dict):
+                props = syn.schema_properties(value[key])
+                self.schemas.append(SchemaDef(value["name"], props, self.span(node)))
+                return
+
+    def _schema_call(self, node: cst.Call) -> None:
+        name: Optional[str] = None
+        parameters = None
+        for arg in node.args:
+            if arg.keyword is None and name is None:
+                name = syn.string_value(arg.value)
+            elif arg.keyword is not None and arg.keyword.value == "name":
+                name = syn.string_value(arg.value)
+            elif arg.keyword is not None and arg.keyword.value in _SCHEMA_KEYS:
+                parameters = syn.literal_value(arg.value, self.constants)
+        if name is not None and isinstance(parameters, dict) and "properties" in parameters:
+            self.schemas.append(SchemaDef(name, syn.schema_properties(parameters), self.span(node)))
+
+    def _schema_table(self, node: cst.Assign) -> None:
+        """``SCHEMAS = {"plan": {"type": "object", "properties": {...}}, ...}``: a schema per tool name."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        table_name = target.value if isinstance(target, cst.Name) else ""
+        assert isinstance(node.value, cst.Dict)
+        for element in node.value.elements:
+            if not isinstance(element, cst.DictElement):
+                continue
+            tool = syn.string_value(element.key)
+            value = syn.literal_value(element.value, self.constants)
+            if tool is None or not isinstance(value, dict):
+                continue
+            for candidate in [value] + [value[key] for key in _SCHEMA_KEYS if isinstance(value.get(key), dict)]:
+                if isinstance(candidate.get("properties"), dict):
+                    props = syn.schema_properties(candidate)
+                    self.schemas.append(SchemaDef(tool, props, self.span(element.key), table_name))
+                    break
+
+
+# -------------------------------------------------------------------------------------------------- helpers
+
+
+def _either(options: Tuple[Flow, ...]) -> Flow:
+    flat: List[Flow] = []
+    for option in options:
+        for inner in option.options if isinstance(option, Either) else (option,):
+            if inner not in flat:
+                flat.append(inner)
+    if len(flat) == 1:
+        return flat[0]
+    if len(flat) > 8:
+        return UNKNOWN
+    return Either(tuple(flat))
+
+
+def _piece_of(flow: Flow) -> Flow:
+    """A piece of the arguments is as raw (or as guarded) as the arguments themselves."""
+    return flow if isinstance(flow, (Raw, Param, CallResult, Either)) else UNKNOWN
+
+
+def _walk(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:
+    """Calls under ``node`` in source order, not entering nested function or class definitions."""
+    roots = list(node) if isinstance(node, (list, tuple)) else [node]
+    for root in roots:
+        yield from syn.iter_calls(root)
+
+
+def _params(params: cst.Parameters) -> Tuple[str, ...]:
+    return tuple(param.name.value for param in _all_params(params))
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    found = list(params.posonly_params) + list(params.params)
+    if isinstance(params.star_arg, cst.Param):
+        found.append(params.star_arg)
+    found.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        found.append(params.star_kwarg)
+    return found
+
+
+def _decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
+    """The tool name a registering decorator is given: ``@tool("name")`` or ``@tool(name="name")``."""
+    if not isinstance(decorator, cst.Call):
+        return None
+    for arg in decorator.args:
+        if arg.keyword is None or arg.keyword.value == "name":
+            value = syn.string_value(arg.value)
+            if value is not None:
+                return value
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: List[str] = []
+        for element in target.elements:
+            names.extend(_target_names(element.value))
+        return names
+    return []
+
+
+def _looks_like_table(node: cst.Dict) -> bool:
+    """A dict literal whose values are callables (names, attributes, lambdas, calls) under string keys."""
+    elements = [el for el in node.elements if isinstance(el, cst.DictElement)]
+    if len(elements) != len(node.elements) or not elements:
+        return not node.elements
+    if not all(syn.string_value(el.key) is not None for el in elements):
+        return False
+    callable_like = (cst.Name, cst.Attribute, cst.Lambda, cst.Call)
+    return all(
+        isinstance(el.value, callable_like) and not _is_literal_name(el.value) for el in elements
+    )
+
+
+def _is_literal_name(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def _name_test(test: cst.BaseExpression) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """``(variable, names)`` for ``var == "x"``, ``"x" == var``, ``var in ("x", "y")`` (``or`` of those too)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = _name_test(test.left), _name_test(test.right)
+        if left is not None and right is not None and left[0] == right[0]:
+            return left[0], left[1] + right[1]
+        return None
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    left, right = test.left, comparison.comparator
+    if isinstance(comparison.operator, cst.Equal):
+        for variable, literal in ((left, right), (right, left)):
+            name, value = syn.dotted_name(variable), syn.string_value(literal)
+            if name is not None and value is not None:
+                return name, (value,)
+        return None
+    if isinstance(comparison.operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        name = syn.dotted_name(left)
+        values = tuple(syn.string_value(el.value) for el in right.elements)
+        if name is not None and values and all(isinstance(value, str) for value in values):
+            return name, tuple(value for value in values if value is not None)
+    return None

@@ -1,0 +1,696 @@
+"""Link per-module facts into one project model.
+
+Names written in one module (``from m import T as X``, ``mm.T``, ``self.tools``) are resolved to qualified names
+(``pkg.m.T``) through imports, aliases, class hierarchies and enclosing functions. On top of that the project
+knows its gates, its executor tables (with fills and decorator registrations), every dispatch site with a verdict
+on the arguments it passes, and the tool schemas it declares. Rules only read this model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis.facts import (
+    Alias,
+    Call,
+    CallResult,
+    ChainArm,
+    ClassDef,
+    Dispatch,
+    Either,
+    Flow,
+    FunctionDef,
+    ModuleFacts,
+    NameChain,
+    Param,
+    Raw,
+    SchemaDef,
+    Span,
+    TableDef,
+    ValueRef,
+)
+from dispatchlint.config import Config
+
+GATED = "gated"
+RAW = "raw"
+UNKNOWN = "unknown"
+
+DEFAULT_GATE = "coerce_tool_args"
+RUNTIME_PACKAGE = "dispatchlint.runtime"
+_SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
+_MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class LinkedEntry:
+    """One tool in a table, wherever it was put there (literal, fill, decorator)."""
+
+    key: Optional[str]
+    module: ModuleFacts
+    span: Span
+    executors: Tuple[str, ...]
+    wrapped: bool
+
+
+@dataclass
+class LinkedTable:
+    qualname: str
+    module: ModuleFacts
+    definition: TableDef
+    entries: List[LinkedEntry] = field(default_factory=list)
+    wrapped: bool = False
+    configured: bool = False
+
+    @property
+    def display_name(self) -> str:
+        definition = self.definition
+        if definition.scope in ("class", "instance"):
+            return f"{definition.owner}.{definition.name}"
+        return definition.name
+
+    @property
+    def keys(self) -> Set[str]:
+        return {entry.key for entry in self.entries if entry.key is not None}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place where a tool runs: a dispatch of a table value, or an arm of a name-test chain."""
+
+    module: ModuleFacts
+    function: str
+    span: Span
+    kind: str
+    key: str
+    tool_like: bool
+    verdict: str
+    table: Optional[LinkedTable] = None
+    chain: Optional[NameChain] = None
+    arm: Optional[ChainArm] = None
+    fallback: str = ""
+
+
+class Project:
+    """The whole project's facts, linked. Build once per run; everything is computed on first use."""
+
+    def __init__(self, modules: Sequence[ModuleFacts], config: Config) -> None:
+        self.config = config
+        self.modules = [module for module in modules if module.parse_error is None]
+        self.broken = [module for module in modules if module.parse_error is not None]
+        self.module_names = {module.module for module in self.modules}
+        self._symbols: Dict[str, Tuple[str, object, ModuleFacts]] = {}
+        self._build_symbols()
+        self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
+        self.sanitizers = self._find_sanitizers()
+        self.gate_functions = self._find_gate_functions()
+        self._calls_by_function: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        self._callers: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        self._callers_by_name: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        self._index_calls()
+        self.gated_entries = self._find_gated_entries()
+        self.schemas = self._collect_schemas()
+        self.tables = self._link_tables()
+        self._verdicts: Dict[Tuple[str, str], str] = {}
+        self.sites = self._link_sites()
+        self.has_gate = bool(
+            any(self._symbols.get(q, ("",))[0] == "function" for q in self.gate_functions)
+            or any(self.is_gate_callee(m, c.callee, c.function) for m in self.modules for c in m.calls)
+            or any(table.wrapped for table in self.tables.values())
+        )
+
+    # ------------------------------------------------------------------------------------------ symbols
+
+    def _build_symbols(self) -> None:
+        for module in self.modules:
+            name = module.module
+            self._symbols.setdefault(name, ("module", module, module))
+            for local, target in module.imports:
+                self._symbols[f"{name}.{local}"] = ("import", target, module)
+            for alias in module.aliases:
+                self._symbols.setdefault(_scoped(name, alias.owner, alias.name), ("alias", alias, module))
+            for cls in module.classes:
+                self._symbols[f"{name}.{cls.qualname}"] = ("class", cls, module)
+            for function in module.functions:
+                self._symbols[f"{name}.{function.qualname}"] = ("function", function, module)
+            for table in module.tables:
+                self._symbols[_scoped(name, table.owner, table.name)] = ("table", table, module)
+
+    def function(self, qualified: str) -> Optional[Tuple[ModuleFacts, FunctionDef]]:
+        symbol = self._symbols.get(qualified)
+        if symbol is not None and symbol[0] == "function":
+            assert isinstance(symbol[1], FunctionDef)
+            return symbol[2], symbol[1]
+        return None
+
+    def class_of(self, module: ModuleFacts, function: str) -> str:
+        found = self.function(f"{module.module}.{function}") if function else None
+        return found[1].class_name if found else ""
+
+    def resolve(self, module: ModuleFacts, dotted: str, function: str = "", class_name: str = "") -> Optional[str]:
+        """The qualified name ``dotted`` denotes where it is written (external names are returned as imported)."""
+        head, _, rest = dotted.partition(".")
+        if head in ("self", "cls"):
+            if not class_name or not rest:
+                return None
+            return self._member(f"{module.module}.{class_name}", rest)
+        if function:
+            parts = function.split(".")
+            for depth in range(len(parts), 0, -1):
+                candidate = f"{module.module}.{'.'.join(parts[:depth])}.{head}"
+                if candidate in self._symbols:
+                    return self._canonical(_join(candidate, rest))
+        candidate = f"{module.module}.{head}"
+        if candidate in self._symbols:
+            return self._canonical(_join(candidate, rest))
+        if head in self.module_names:
+            return self._canonical(dotted)
+        return None
+
+    def _canonical(self, qualified: str) -> Optional[str]:
+        """Follow imports, aliases and class hierarchies until a defined symbol (or an external name)."""
+        for _ in range(12):
+            symbol = self._symbols.get(qualified)
+            if symbol is not None:
+                kind, payload, module = symbol
+                if kind == "import":
+                    assert isinstance(payload, str)
+                    if payload == qualified:
+                        return qualified
+                    qualified = payload
+                    continue
+                if kind == "alias":
+                    target = self._alias_target(payload, module)  # type: ignore[arg-type]
+                    if target is None or target == qualified:
+                        return qualified
+                    qualified = target
+                    continue
+                return qualified
+            prefix, rest = self._known_prefix(qualified)
+            if prefix is None:
+                return qualified if not self._inside_project(qualified) else None
+            kind = self._symbols[prefix][0]
+            if kind in ("import", "alias"):
+                resolved_prefix = self._canonical(prefix)
+                if resolved_prefix is None or resolved_prefix == prefix:
+                    return None
+                qualified = _join(resolved_prefix, rest)
+                continue
+            if kind == "class":
+                return self._member(prefix, rest)
+            return None
+        return None
+
+    def _alias_target(self, alias: object, module: ModuleFacts) -> Optional[str]:
+        assert isinstance(alias, Alias)
+        if alias.target.kind != "ref":
+            return None
+        function = alias.owner if alias.scope == "local" else ""
+        class_name = alias.owner if alias.scope in ("class", "instance") else ""
+        if alias.scope == "local":
+            class_name = self.class_of(module, alias.owner)
+        return self.resolve(module, alias.target.target, function, class_name)
+
+    def _known_prefix(self, qualified: str) -> Tuple[Optional[str], str]:
+        parts = qualified.split(".")
+        for depth in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:depth])
+            if prefix in self._symbols:
+                return prefix, ".".join(parts[depth:])
+        return None, ""
+
+    def _inside_project(self, qualified: str) -> bool:
+        head = qualified.split(".")[0]
+        return any(name == head or name.startswith(head + ".") for name in self.module_names)
+
+    def mro(self, class_qualified: str) -> List[str]:
+        """The class and its project base classes, nearest first."""
+        order: List[str] = []
+        queue = [class_qualified]
+        while queue and len(order) < 16:
+            current = queue.pop(0)
+            if current in order:
+                continue
+            symbol = self._symbols.get(current)
+            if symbol is None or symbol[0] != "class":
+                continue
+            order.append(current)
+            cls = symbol[1]
+            assert isinstance(cls, ClassDef)
+            module = symbol[2]
+            for base in cls.bases:
+                resolved = self.resolve(module, base)
+                if resolved:
+                    queue.append(resolved)
+        return order
+
+    def _member(self, class_qualified: str, rest: str) -> Optional[str]:
+        attribute, _, tail = rest.partition(".")
+        for cls in self.mro(class_qualified) or [class_qualified]:
+            candidate = f"{cls}.{attribute}"
+            if candidate in self._symbols:
+                return self._canonical(_join(candidate, tail))
+        return None
+
+    # ------------------------------------------------------------------------------------------ gates
+
+    def _find_sanitizers(self) -> Set[str]:
+        found = set(self.config.sanitizers)
+        for module in self.modules:
+            for function in module.functions:
+                if _SANITIZER_NAME.search(function.name):
+                    found.add(f"{module.module}.{function.qualname}")
+        return found
+
+    def is_sanitizer(self, module: ModuleFacts, callee: str, function: str) -> bool:
+        if callee.split(".")[-1] in {name.split(".")[-1] for name in self.sanitizers}:
+            return True
+        return self.resolve(module, callee, function, self.class_of(module, function)) in self.sanitizers
+
+    def _find_gate_functions(self) -> Set[str]:
+        """Gates by name (default and configured) and by behaviour (reads schema properties or validates)."""
+        configured = set(self.config.gates)
+        found = {gate for gate in configured}
+        found.add(f"{RUNTIME_PACKAGE}.coerce_args")
+        for module in self.modules:
+            for function in module.functions:
+                qualified = f"{module.module}.{function.qualname}"
+                if function.name in self.gate_names and (
+                    function.name == DEFAULT_GATE or qualified in configured or not configured
+                ):
+                    found.add(qualified)
+                elif qualified in configured:
+                    found.add(qualified)
+                elif self._behaves_like_gate(qualified, function):
+                    found.add(qualified)
+        return found
+
+    def _behaves_like_gate(self, qualified: str, function: FunctionDef) -> bool:
+        takes_arguments = any(param in syn.ARGS_NAMES for param in function.params)
+        if not takes_arguments or qualified in self.sanitizers or _SANITIZER_NAME.search(function.name):
+            return False
+        return function.reads_schema_properties or function.validates_arguments
+
+    def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
+        if callee.split(".")[-1] in self.gate_names:
+            return True
+        resolved = self.resolve(module, callee, function, self.class_of(module, function))
+        return resolved is not None and (resolved in self.gate_functions or resolved.startswith(RUNTIME_PACKAGE))
+
+    def _index_calls(self) -> None:
+        function_names: Dict[str, int] = defaultdict(int)
+        for module in self.modules:
+            for function in module.functions:
+                function_names[function.name] += 1
+        for module in self.modules:
+            for call in module.calls:
+                owner = f"{module.module}.{call.function}" if call.function else module.module
+                self._calls_by_function[owner].append((module, call))
+                resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+                if resolved is not None and self.function(resolved) is not None:
+                    self._callers[resolved].append((module, call))
+                elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
+                    name = call.callee.split(".")[-1]
+                    if function_names.get(name) == 1:
+                        self._callers_by_name[name].append((module, call))
+
+    def calls_in(self, function_qualified: str, nested: bool = False) -> List[Tuple[ModuleFacts, Call]]:
+        """Calls made by a function (and by its nested functions when ``nested``)."""
+        found = list(self._calls_by_function.get(function_qualified, []))
+        if nested:
+            prefix = function_qualified + "."
+            for owner, calls in self._calls_by_function.items():
+                if owner.startswith(prefix):
+                    found.extend(calls)
+        return found
+
+    def _find_gated_entries(self) -> Set[str]:
+        """Functions that pass one of their own parameters through a gate (``handle_function_call``)."""
+        entries = set()
+        for owner, calls in self._calls_by_function.items():
+            for module, call in calls:
+                if not call.function or not self.is_gate_callee(module, call.callee, call.function):
+                    continue
+                flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                if any(_mentions_param(flow, call.function) for flow in flows):
+                    entries.add(owner)
+        return entries
+
+    def calls_gate(self, function_qualified: str) -> bool:
+        """Whether a function (or a closure inside it) calls a gate: a wrapper that repairs arguments."""
+        if function_qualified in self.gate_functions:
+            return True
+        return any(
+            self.is_gate_callee(module, call.callee, call.function)
+            for module, call in self.calls_in(function_qualified, nested=True)
+        )
+
+    # ------------------------------------------------------------------------------------------ verdicts
+
+    def evaluate(self, flow: Flow, module: ModuleFacts, function: str, depth: int = 0) -> str:
+        """Whether a value reaching a site is the model's raw arguments, gated arguments, or unknown."""
+        if isinstance(flow, Raw):
+            return RAW
+        if isinstance(flow, Either):
+            return combine([self.evaluate(option, module, function, depth) for option in flow.options], every=True)
+        if isinstance(flow, CallResult):
+            class_name = self.class_of(module, function)
+            if self.is_gate_callee(module, flow.callee, function):
+                return GATED
+            resolved = self.resolve(module, flow.callee, function, class_name)
+            if resolved is not None and resolved in self.gated_entries:
+                return GATED
+            return UNKNOWN
+        if isinstance(flow, Param):
+            return self._param_verdict(module, flow, depth)
+        return UNKNOWN
+
+    def _param_verdict(self, module: ModuleFacts, flow: Param, depth: int) -> str:
+        qualified = f"{module.module}.{flow.function}"
+        memo_key = (qualified, flow.name)
+        if memo_key in self._verdicts:
+            return self._verdicts[memo_key]
+        found = self.function(qualified)
+        if found is None or depth > _MAX_DEPTH:
+            return UNKNOWN
+        self._verdicts[memo_key] = UNKNOWN  # a cycle of calls says nothing
+        definition = found[1]
+        callers = self.callers(qualified, definition)
+        if not callers:
+            verdict = RAW if flow.name in syn.ARGS_NAMES else UNKNOWN
+        else:
+            verdicts = []
+            for caller_module, call in callers:
+                bound = _bind(call, definition, flow.name)
+                verdicts.append(
+                    UNKNOWN if bound is None else self.evaluate(bound, caller_module, call.function, depth + 1)
+                )
+            verdict = combine(verdicts, every=True)
+        self._verdicts[memo_key] = verdict
+        return verdict
+
+    def callers(self, qualified: str, definition: FunctionDef) -> List[Tuple[ModuleFacts, Call]]:
+        found = list(self._callers.get(qualified, []))
+        if definition.class_name:
+            found.extend(self._callers_by_name.get(definition.name, []))
+        return found
+
+    # ------------------------------------------------------------------------------------------ schemas
+
+    def _collect_schemas(self) -> Dict[str, List[Tuple[ModuleFacts, SchemaDef]]]:
+        schemas: Dict[str, List[Tuple[ModuleFacts, SchemaDef]]] = defaultdict(list)
+        for module in self.modules:
+            for schema in module.schemas:
+                schemas[schema.tool].append((module, schema))
+        return schemas
+
+    def declared_types(self, tool: str, parameter: str) -> Optional[Tuple[str, ...]]:
+        """The JSON types a tool's schema declares for a parameter (None: no schema mentions it)."""
+        for _, schema in self.schemas.get(tool, []):
+            for name, types in schema.properties:
+                if name == parameter:
+                    return types
+        return None
+
+    # ------------------------------------------------------------------------------------------ tables
+
+    def _link_tables(self) -> Dict[str, LinkedTable]:
+        tables: Dict[str, LinkedTable] = {}
+        for module in self.modules:
+            for definition in module.tables:
+                qualified = _scoped(module.module, definition.owner, definition.name)
+                table = tables.get(qualified)
+                if table is None:
+                    table = tables[qualified] = LinkedTable(qualified, module, definition)
+                for entry in definition.entries:
+                    table.entries.append(self._entry(module, definition.owner if definition.scope == "local" else "", entry.key, entry.value, entry.span))
+        registrars: Dict[str, Tuple[LinkedTable, ValueRef, ModuleFacts]] = {}
+        for module in self.modules:
+            for fill in module.fills:
+                class_name = self.class_of(module, fill.function)
+                resolved = self.resolve(module, fill.table, fill.function, class_name)
+                table = tables.get(resolved or "")
+                if table is None:
+                    continue
+                if fill.value.kind in ("param", "def") and fill.function:
+                    parts = fill.function.split(".")
+                    for depth in range(1, len(parts) + 1):
+                        registrars[f"{module.module}.{'.'.join(parts[:depth])}"] = (table, fill.value, module)
+                else:
+                    table.entries.append(self._entry(module, fill.function, fill.key, fill.value, fill.span))
+        self._register_decorated(registrars)
+        configured = set(self.config.tables)
+        for table in tables.values():
+            table.configured = table.qualname in configured or table.definition.name in configured
+            comprehension = table.definition.comprehension
+            if comprehension is not None:
+                comp_entry = self._entry(table.module, table.definition.owner, None, comprehension, table.definition.span)
+                table.wrapped = comp_entry.wrapped
+            else:
+                table.wrapped = bool(table.entries) and all(entry.wrapped for entry in table.entries)
+        self._tables_by_name = tables
+        return tables
+
+    def _register_decorated(self, registrars: Dict[str, Tuple[LinkedTable, ValueRef, ModuleFacts]]) -> None:
+        """Functions decorated by a registering decorator (``@tool("name")`` doing ``TOOLS[name] = fn``)."""
+        if not registrars:
+            return
+        for module in self.modules:
+            for function in module.functions:
+                for decorator, key in zip(function.decorators, function.decorator_keys):
+                    if decorator.kind not in ("ref", "call"):
+                        continue
+                    resolved = self.resolve(module, decorator.target, _parent(function.qualname))
+                    if resolved not in registrars:
+                        continue
+                    table, stored, registrar_module = registrars[resolved]
+                    qualified = f"{module.module}.{function.qualname}"
+                    wrapped = stored.kind == "def" and self.calls_gate(f"{registrar_module.module}.{stored.target}")
+                    wrapped = wrapped or qualified in self.gated_entries
+                    table.entries.append(
+                        LinkedEntry(key or function.name, module, function.span, (qualified,), wrapped)
+                    )
+
+    def _entry(
+        self, module: ModuleFacts, context: str, key: Optional[str], value: ValueRef, span: Span
+    ) -> LinkedEntry:
+        class_name = self.class_of(module, context) if context else ""
+        executors: Tuple[str, ...] = ()
+        wrapped = False
+        if value.kind in ("ref", "def"):
+            target = f"{module.module}.{value.target}" if value.kind == "def" else self.resolve(
+                module, value.target, context, class_name
+            )
+            if target and self.function(target):
+                executors = (target,)
+                wrapped = target in self.gated_entries or self._decorated_by_gate(target)
+        elif value.kind == "lambda":
+            target = self.resolve(module, value.target, context, class_name) if value.target else None
+            executors = (target,) if target and self.function(target) else ()
+            wrapped = any(self.is_gate_callee(module, callee, context) for callee in value.call_args)
+        elif value.kind == "call":
+            callee = self.resolve(module, value.target, context, class_name)
+            if callee and (callee.startswith(RUNTIME_PACKAGE) or (self.function(callee) and self.calls_gate(callee))):
+                wrapped = True
+                passed = (self.resolve(module, name, context, class_name) for name in value.call_args)
+                executors = tuple(q for q in passed if q and self.function(q))
+            elif callee and self.function(callee):
+                executors = tuple(
+                    f"{m.module}.{f.qualname}"
+                    for m, f in self._nested_functions(callee)
+                )
+        return LinkedEntry(key, module, span, executors, wrapped)
+
+    def _decorated_by_gate(self, qualified: str) -> bool:
+        found = self.function(qualified)
+        if found is None:
+            return False
+        module, definition = found
+        for decorator in definition.decorators:
+            if decorator.kind in ("ref", "call"):
+                resolved = self.resolve(module, decorator.target, _parent(definition.qualname))
+                if resolved and (resolved.startswith(RUNTIME_PACKAGE) or (self.function(resolved) and self.calls_gate(resolved))):
+                    return True
+        return False
+
+    def _nested_functions(self, qualified: str) -> Iterable[Tuple[ModuleFacts, FunctionDef]]:
+        found = self.function(qualified)
+        if found is None:
+            return []
+        module, definition = found
+        prefix = definition.qualname + "."
+        return [(module, f) for f in module.functions if f.qualname.startswith(prefix)]
+
+    def table_for(self, module: ModuleFacts, written: str, function: str) -> Optional[LinkedTable]:
+        resolved = self.resolve(module, written, function, self.class_of(module, function))
+        return self.tables.get(resolved or "")
+
+    # ------------------------------------------------------------------------------------------ sites
+
+    def _link_sites(self) -> List[Site]:
+        sites: List[Site] = []
+        schema_names = set(self.schemas)
+        for module in self.modules:
+            for dispatch in module.dispatches:
+                for table in self._dispatched_tables(module, dispatch):
+                    tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
+                    verdict = GATED if table.wrapped else self._site_verdict(module, dispatch.function, dispatch.args)
+                    sites.append(
+                        Site(module, dispatch.function, dispatch.span, dispatch.kind, dispatch.key, tool_like, verdict, table)
+                    )
+            for chain in module.chains:
+                sites.extend(self._chain_sites(module, chain))
+        return sites
+
+    def _dispatched_tables(self, module: ModuleFacts, dispatch: Dispatch) -> List[LinkedTable]:
+        if dispatch.table:
+            table = self.table_for(module, dispatch.table, dispatch.function)
+            return [table] if table is not None else []
+        resolver = self.resolve(module, dispatch.resolver, dispatch.function, self.class_of(module, dispatch.function))
+        return self._resolver_tables(resolver, 0) if resolver else []
+
+    def _resolver_tables(self, resolver: str, depth: int) -> List[LinkedTable]:
+        found = self.function(resolver)
+        if found is None or depth > 2:
+            return []
+        module, definition = found
+        tables: List[LinkedTable] = []
+        for lookup in module.lookups:
+            if lookup.function != definition.qualname:
+                continue
+            if lookup.table.endswith("()"):
+                inner = self.resolve(module, lookup.table[:-2], lookup.function, definition.class_name)
+                tables.extend(self._resolver_tables(inner, depth + 1) if inner else [])
+            else:
+                table = self.table_for(module, lookup.table, lookup.function)
+                if table is not None:
+                    tables.append(table)
+        return tables
+
+    def _site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> str:
+        return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
+
+    def _chain_sites(self, module: ModuleFacts, chain: NameChain) -> List[Site]:
+        class_name = self.class_of(module, chain.function)
+        fallback = self.resolve(module, chain.fallback, chain.function, class_name)
+        if fallback is None or not (fallback in self.gated_entries or fallback in self.gate_functions):
+            return []
+        sites = []
+        for arm in chain.arms:
+            guarded = any(
+                self.is_gate_callee(module, callee, chain.function)
+                or self.resolve(module, callee, chain.function, class_name) in self.gated_entries
+                for callee in arm.callees
+            )
+            verdict = GATED if guarded else self._site_verdict(module, chain.function, arm.flows)
+            sites.append(
+                Site(module, chain.function, arm.span, "chain", chain.variable, True, verdict, None, chain, arm, fallback)
+            )
+        return sites
+
+    # ------------------------------------------------------------------------------------------ queries
+
+    def tool_tables(self) -> List[LinkedTable]:
+        """Tables that hold tools: dispatched with tool names, configured, or keyed by declared tool names."""
+        schema_names = set(self.schemas)
+        dispatched = {
+            id(site.table) for site in self.sites if site.table is not None and site.tool_like and site.verdict != UNKNOWN
+        }
+        return [
+            table
+            for table in self.tables.values()
+            if id(table) in dispatched or table.configured or (table.keys & schema_names)
+        ]
+
+    def sites_of(self, table: LinkedTable) -> List[Site]:
+        return [site for site in self.sites if site.table is table]
+
+    def gate_locations(self, top_level_only: bool = False) -> List[Tuple[ModuleFacts, FunctionDef]]:
+        """Gates defined in the project: by name first, then by behaviour.
+
+        ``top_level_only`` leaves out helpers that only other gates call (they are part of one gate).
+        """
+        found = []
+        for qualified in self.gate_functions:
+            located = self.function(qualified)
+            if located is None:
+                continue
+            if top_level_only:
+                callers = self.callers(qualified, located[1])
+                if callers and all(
+                    f"{module.module}.{call.function}" in self.gate_functions for module, call in callers
+                ):
+                    continue
+            found.append(located)
+        by_name = self.gate_names | {gate.split(".")[-1] for gate in self.config.gates}
+        return sorted(found, key=lambda pair: (pair[1].name not in by_name, pair[0].path, pair[1].span.line))
+
+    def reads_properties(self, module: ModuleFacts, callee: str, function: str) -> bool:
+        """Whether a call goes to a project function that reads a schema's ``properties`` (converts by key)."""
+        resolved = self.resolve(module, callee, function, self.class_of(module, function))
+        found = self.function(resolved) if resolved else None
+        return found is not None and found[1].reads_schema_properties
+
+    def gate_display(self) -> str:
+        defined = self.gate_locations(top_level_only=True)
+        if defined:
+            return ", ".join(f"`{function.name}`" for _, function in defined[:2])
+        return f"`{DEFAULT_GATE}`"
+
+
+def combine(verdicts: Sequence[str], every: bool) -> str:
+    """Join verdicts. ``every``: all paths must be gated (alternatives); else any gated value guards a call."""
+    if not verdicts:
+        return UNKNOWN
+    if every:
+        if all(verdict == GATED for verdict in verdicts):
+            return GATED
+        return RAW if RAW in verdicts else UNKNOWN
+    if GATED in verdicts:
+        return GATED
+    return RAW if RAW in verdicts else UNKNOWN
+
+
+def _bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]:
+    """The flow a call passes for ``parameter`` of ``definition``."""
+    for name, flow in call.keywords:
+        if name == parameter:
+            return flow
+    params = list(definition.params)
+    if parameter not in params:
+        return None
+    index = params.index(parameter)
+    if definition.class_name and params and params[0] in ("self", "cls") and "." in call.callee:
+        index -= 1
+    if 0 <= index < len(call.positional):
+        return call.positional[index]
+    if call.star:
+        return Either(call.star) if len(call.star) > 1 else call.star[0]
+    return None
+
+
+def _mentions_param(flow: Flow, function: str) -> bool:
+    if isinstance(flow, Param):
+        return True
+    if isinstance(flow, Either):
+        return any(_mentions_param(option, function) for option in flow.options)
+    if isinstance(flow, CallResult):
+        return any(_mentions_param(arg, function) for arg in flow.args)
+    return False
+
+
+def _scoped(module: str, owner: str, name: str) -> str:
+    return f"{module}.{owner}.{name}" if owner else f"{module}.{name}"
+
+
+def _join(prefix: str, rest: str) -> str:
+    return f"{prefix}.{rest}" if rest else prefix
+
+
+def _parent(qualname: str) -> str:
+    return qualname.rpartition(".")[0]
+
+

@@ -1,0 +1,115 @@
+"""The ``dispatchlint`` command. :func:`main` is the whole command and is directly testable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import click
+
+from dispatchlint import __version__
+from dispatchlint.config import ConfigError
+from dispatchlint.engine import UsageError, analyse
+from dispatchlint.report import render_github, render_json, render_statistics, render_text
+from dispatchlint.rules import all_rules
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: Tuple[str, ...]) -> List[str]:
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def _list_rules() -> str:
+    rules = all_rules()
+    lines = [f"{code}  {cls.name:<24} {'default' if cls.default else 'opt-in'}" for code, cls in rules.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _explain(code: str) -> str:
+    rules = all_rules()
+    cls = rules.get(code.upper())
+    if cls is None:
+        raise UsageError(f"unknown rule code: {code!r} (see --list-rules)")
+    return f"# {cls.code} {cls.name}\n\n{cls.documentation()}\n"
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable (comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable (comma-separated).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print a count of findings per rule instead of the findings.")
+@click.option("--list-rules", is_flag=True, help="List the rules and exit.")
+@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@click.version_option(__version__, prog_name="dispatchlint")
+def command(
+    paths: Tuple[Path, ...],
+    output_format: str,
+    select: Tuple[str, ...],
+    ignore: Tuple[str, ...],
+    exit_zero: bool,
+    statistics: bool,
+    list_rules: bool,
+    explain: Optional[str],
+) -> int:
+    """Find agent tool calls that bypass the argument-coercion gate.
+
+    The whole project around PATHS (default: the current folder) is analysed; findings are reported for the
+    files under PATHS.
+    """
+    if list_rules:
+        click.echo(_list_rules(), nl=False)
+        return EXIT_CLEAN
+    if explain:
+        click.echo(_explain(explain), nl=False)
+        return EXIT_CLEAN
+    result = analyse(list(paths), _codes(select), _codes(ignore))
+    for error in result.errors:
+        click.echo(f"error: {error}", err=True)
+    findings = result.findings
+    if statistics:
+        click.echo(render_statistics(findings), nl=False)
+    elif output_format == "json":
+        click.echo(render_json(findings), nl=False)
+    elif output_format == "github":
+        click.echo(render_github(findings), nl=False)
+    else:
+        color = sys.stdout.isatty()
+        click.echo(render_text(findings, color, Path.cwd()), nl=False, color=color)
+    if result.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command; return its exit code (0 clean, 1 findings, 2 usage, configuration or internal error)."""
+    try:
+        return int(command.main(args=list(argv) if argv is not None else None, standalone_mode=False) or 0)
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return EXIT_ERROR
+    except click.ClickException as error:
+        error.show()
+        return EXIT_ERROR
+    except (UsageError, ConfigError) as error:
+        click.echo(f"error: {error}", err=True)
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed
+        click.echo(f"internal error: {type(error).__name__}: {error} (please report it)", err=True)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""``[tool.dispatchlint]`` configuration, read once per run from the project's ``pyproject.toml``."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older Pythons only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a project can tell dispatchlint. Every field mirrors a ``[tool.dispatchlint]`` key."""
+
+    #: Extra gate functions (dotted names); ``coerce_tool_args`` is always a gate.
+    gates: Tuple[str, ...] = ()
+    #: Functions that restore sanitized property names (``unrename_args``-like), dotted names.
+    sanitizers: Tuple[str, ...] = ()
+    #: Extra executor tables (dotted names) to treat as tool tables even without other evidence.
+    tables: Tuple[str, ...] = ()
+    #: Where the fix finds tool schemas when the project has no gate: ``"module:NAME"``.
+    schemas: str = ""
+    #: Gitignore-style patterns of files and folders not to analyse.
+    exclude: Tuple[str, ...] = ()
+    #: Rule codes (or prefixes) to enable instead of the defaults.
+    select: Tuple[str, ...] = ()
+    #: Rule codes (or prefixes) to disable.
+    ignore: Tuple[str, ...] = ()
+    #: Gitignore-style pattern -> rule codes ignored in matching files.
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = field(default=())
+
+    def fingerprint(self) -> str:
+        """A stable text that changes whenever the analysis could change (for the cache key)."""
+        return repr((self.gates, self.sanitizers, self.tables, self.schemas))
+
+
+_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore"}
+_KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores"}
+
+
+def load_config(pyproject: Optional[Path]) -> Config:
+    """Read ``[tool.dispatchlint]`` from ``pyproject`` (no file, or no table: defaults)."""
+    if pyproject is None or not pyproject.is_file():
+        return Config()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{pyproject}: cannot read: {error}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{pyproject}: invalid TOML: {error}") from error
+    section = data.get("tool", {}).get("dispatchlint", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{pyproject}: [tool.dispatchlint] must be a table")
+    return config_from_mapping(section, str(pyproject))
+
+
+def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
+    unknown = sorted(set(section) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{origin}: unknown key(s) in [tool.dispatchlint]: {', '.join(unknown)}")
+    values: Dict[str, Any] = {}
+    for key in _LIST_KEYS & set(section):
+        values[key] = _string_list(section[key], f"{origin}: [tool.dispatchlint] {key}")
+    if "schemas" in section:
+        schemas = section["schemas"]
+        if not isinstance(schemas, str) or ":" not in schemas:
+            raise ConfigError(f'{origin}: [tool.dispatchlint] schemas must be "module:NAME"')
+        values["schemas"] = schemas
+    if "per-file-ignores" in section:
+        table = section["per-file-ignores"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{origin}: [tool.dispatchlint] per-file-ignores must be a table")
+        values["per_file_ignores"] = tuple(
+            (pattern, _string_list(codes, f"{origin}: per-file-ignores {pattern!r}"))
+            for pattern, codes in sorted(table.items())
+        )
+    return Config(**values)
+
+
+def _string_list(value: Any, where: str) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return tuple(value)

@@ -1,0 +1,7 @@
+"""Output formats. Each writer takes the findings and returns the text to print."""
+
+from dispatchlint.report.github import render_github
+from dispatchlint.report.json_format import render_json
+from dispatchlint.report.text import render_statistics, render_text
+
+__all__ = ["render_github", "render_json", "render_statistics", "render_text"]

@@ -1,0 +1,57 @@
+"""``--format text``: ``path:line:col: CODE message`` with a caret snippet, coloured on a terminal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import click
+
+from dispatchlint.rules import Finding, all_rules
+
+
+def render_text(findings: Sequence[Finding], color: bool, cwd: Path) -> str:
+    cache: Dict[str, List[str]] = {}
+    out: List[str] = []
+    for finding in findings:
+        span = finding.span
+        location = click.style(f"{finding.path}:{span.line}:{span.column}:", bold=True) if color else (
+            f"{finding.path}:{span.line}:{span.column}:"
+        )
+        code = click.style(finding.code, fg="red", bold=True) if color else finding.code
+        fix = " [*]" if finding.fixable else ""
+        out.append(f"{location} {code}{fix} {finding.message}")
+        out.extend(_snippet(finding, _lines(cache, cwd / finding.path), color))
+    count = len(findings)
+    out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
+    return "\n".join(out) + "\n"
+
+
+def _lines(cache: Dict[str, List[str]], path: Path) -> List[str]:
+    key = str(path)
+    if key not in cache:
+        try:
+            cache[key] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[key] = []
+    return cache[key]
+
+
+def _snippet(finding: Finding, lines: List[str], color: bool) -> List[str]:
+    span = finding.span
+    if not 1 <= span.line <= len(lines):
+        return []
+    text = lines[span.line - 1].rstrip()
+    width = len(str(span.line))
+    end = span.end_column if span.end_line == span.line else len(text) + 1
+    carets = "^" * max(1, end - span.column)
+    marker = click.style(carets, fg="red") if color else carets
+    gutter = " " * width + " |"
+    return [gutter, f"{span.line} | {text}", f"{gutter} {' ' * (span.column - 1)}{marker}", ""]
+
+
+def render_statistics(findings: Sequence[Finding]) -> str:
+    counts = Counter(finding.code for finding in findings)
+    rules = all_rules()
+    return "".join(f"{counts[code]:>5}  {code}  {rules[code].name}\n" for code in sorted(counts))

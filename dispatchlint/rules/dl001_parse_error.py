@@ -1,0 +1,40 @@
+"""DL001 parse-error."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from dispatchlint.analysis.link import Project
+from dispatchlint.rules._base import Case, Finding, Rule
+
+
+class ParseError(Rule):
+    """## What it does
+    Reports a Python file that dispatchlint cannot parse.
+
+    ## Why is this bad?
+    A file that does not parse cannot be analysed: a dispatch path or a table in it is invisible, so the
+    findings for the rest of the project may be incomplete. Every other file is still checked.
+
+    ## Example
+    ```python
+    def broken(:
+        pass
+    ```
+
+    ## Use instead
+    Fix the syntax error (or exclude the file with `exclude` in `[tool.dispatchlint]` if it is not Python).
+
+    ## Fix safety
+    No fix is offered.
+    """
+
+    code = "DL001"
+    name = "parse-error"
+    VALID = [Case({"agent/tools.py": "def ok():\n    return 1\n"})]
+    INVALID = [Case({"agent/tools.py": "import json\n\ndef broken(:\n    pass\n"}, (("agent/tools.py", 3),))]
+
+    def check(self, project: Project) -> Iterable[Finding]:
+        for module in project.broken:
+            assert module.parse_error is not None
+            yield self.finding(module, module.parse_error.span, f"cannot parse: {module.parse_error.message}")

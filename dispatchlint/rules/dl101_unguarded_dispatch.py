@@ -1,0 +1,191 @@
+"""DL101 unguarded-dispatch."""
+
+from __future__ import annotations
+
+from typing import Iterable, List
+
+from dispatchlint.analysis.link import RAW, Project, Site
+from dispatchlint.rules._base import Case, Finding, Related, Rule, related
+
+_GATE = '''
+import json
+
+SCHEMAS = {
+    "plan": {"type": "object", "properties": {"steps": {"type": "array"}}},
+    "search": {"type": "object", "properties": {"query": {"type": "string"}}},
+}
+
+def coerce_tool_args(tool_name, args):
+    props = SCHEMAS.get(tool_name, {}).get("properties", {})
+    fixed = dict(args)
+    for key, spec in props.items():
+        if spec.get("type") == "array" and isinstance(fixed.get(key), str):
+            fixed[key] = json.loads(fixed[key])
+    return fixed
+'''
+
+_REGISTRY = '''
+from agent.gate import coerce_tool_args
+
+def search(query):
+    return [query]
+
+REGISTRY = {"search": search}
+
+def handle_function_call(tool_name, args):
+    args = coerce_tool_args(tool_name, args)
+    return REGISTRY[tool_name](**args)
+'''
+
+_BUILTIN = '''
+def _plan(agent, args, ctx):
+    return list(args["steps"])
+
+BUILTIN_EXECUTORS = {"plan": _plan}
+'''
+
+
+class UnguardedDispatch(Rule):
+    """## What it does
+    Reports a call that runs a tool from an executor table (or from an arm of an if/elif chain on the tool
+    name) with the model's arguments as they arrived, in a project that repairs arguments in a gate
+    (`coerce_tool_args` by default) on its other paths.
+
+    ## Why is this bad?
+    Models send arrays as JSON strings, `"42"` for 42, `"true"` for true, one value where a list is declared.
+    The gate repairs that against the tool's schema, but only on the paths that call it. Tools reached through a
+    second table get raw arguments: some survive with hand-written parsing, others fail or silently misbehave,
+    and the failures look like the model's fault.
+
+    ## Example
+    ```python
+    # loop.py
+    fn = BUILTIN_EXECUTORS.get(name)
+    if fn:
+        return fn(agent, args, ctx)   # raw arguments
+    return handle_function_call(name, args)   # repaired by coerce_tool_args
+    ```
+
+    ## Use instead
+    Wrap the table once, where it is defined, so that every reader gets repaired arguments:
+    ```python
+    _RAW_BUILTIN_EXECUTORS = {"plan": _plan, "recall": _recall}
+
+    def _coerced(name, executor):
+        def run(agent, args, ctx):
+            return executor(agent, coerce_tool_args(name, args), ctx)
+        return run
+
+    BUILTIN_EXECUTORS = {name: _coerced(name, ex) for name, ex in _RAW_BUILTIN_EXECUTORS.items()}
+    ```
+    For a name-test chain, coerce the arguments once, ahead of the chain.
+
+    ## Fix safety
+    Wrapping changes the values tools receive only where the schema says they are mistyped, which is the point;
+    a tool that relied on receiving a JSON string where its schema declares an array changes behaviour.
+    """
+
+    code = "DL101"
+    name = "unguarded-dispatch"
+    VALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY,
+                "agent/builtin.py": _BUILTIN,
+                "agent/loop.py": (
+                    "from agent.builtin import BUILTIN_EXECUTORS\n"
+                    "from agent.gate import coerce_tool_args\n\n"
+                    "def run_tool(agent, name, args, ctx):\n"
+                    "    args = coerce_tool_args(name, args)\n"
+                    "    fn = BUILTIN_EXECUTORS.get(name)\n"
+                    "    return fn(agent, args, ctx)\n"
+                ),
+            }
+        ),
+    ]
+    INVALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY,
+                "agent/builtin.py": _BUILTIN,
+                "agent/loop.py": (
+                    "import json\n"
+                    "from concurrent.futures import ThreadPoolExecutor\n"
+                    "from agent.builtin import BUILTIN_EXECUTORS as EXECUTORS\n"
+                    "from agent.registry import handle_function_call\n\n"
+                    "def run_tool(agent, tool_call, ctx):\n"
+                    "    name = tool_call.function.name\n"
+                    "    args = json.loads(tool_call.function.arguments)\n"
+                    "    fn = EXECUTORS.get(name)\n"
+                    "    if fn:\n"
+                    "        return fn(agent, args, ctx)\n"
+                    "    return handle_function_call(name, args)\n\n"
+                    "def run_many(agent, calls, ctx):\n"
+                    "    with ThreadPoolExecutor() as pool:\n"
+                    "        return [pool.submit(EXECUTORS[c.name], agent, json.loads(c.arguments), ctx) for c in calls]\n"
+                ),
+            },
+            (("agent/loop.py", 11), ("agent/loop.py", 16)),
+        ),
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY,
+                "agent/loop.py": (
+                    "import json\n"
+                    "from agent.registry import handle_function_call\n\n"
+                    "def todo_tool(todos):\n"
+                    "    return todos\n\n"
+                    "def run(function_name, raw):\n"
+                    "    function_args = json.loads(raw)\n"
+                    "    if function_name == 'todo':\n"
+                    "        return todo_tool(todos=function_args.get('todos'))\n"
+                    "    else:\n"
+                    "        return handle_function_call(function_name, function_args)\n"
+                ),
+            },
+            (("agent/loop.py", 9),),
+        ),
+    ]
+
+    def check(self, project: Project) -> Iterable[Finding]:
+        if not project.has_gate:
+            return
+        gate = project.gate_display()
+        gate_locations = [related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()]
+        for site in project.sites:
+            if not site.tool_like or site.verdict != RAW:
+                continue
+            yield self.finding(site.module, site.span, self._message(project, site, gate), self._related(site, gate_locations))
+
+    def _message(self, project: Project, site: Site, gate: str) -> str:
+        where = f"in `{site.function}`" if site.function else "at module level"
+        if site.arm is not None:
+            names = ", ".join(f"`{name}`" for name in site.arm.names)
+            fallback = site.fallback.split(".")[-1]
+            return (
+                f"tool {names} runs {where} with the model's raw arguments; the other tools go through "
+                f"`{fallback}`, which repairs them with {gate}: coerce once ahead of the `{site.key}` chain"
+            )
+        assert site.table is not None
+        guarded = [other for other in project.sites_of(site.table) if other.verdict != RAW and other.tool_like]
+        others = ""
+        if guarded:
+            first = guarded[0]
+            others = f" (as `{first.function or 'module'}` in {first.module.path}:{first.span.line} does)"
+        return (
+            f"`{site.table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "
+            f"the gate {gate} never repairs them{others}; wrap `{site.table.display_name}` where it is defined "
+            f"({site.table.module.path}:{site.table.definition.span.line})"
+        )
+
+    def _related(self, site: Site, gate_locations: List[Related]) -> List[Related]:
+        found: List[Related] = []
+        if site.table is not None:
+            found.append(related(site.table.module, site.table.definition.span, f"table `{site.table.display_name}`"))
+        return found + gate_locations[:1]

@@ -1,0 +1,163 @@
+"""DL201 handrolled-json-parse."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Set
+
+from dispatchlint.analysis.facts import JsonParse, ModuleFacts
+from dispatchlint.analysis.link import Project
+from dispatchlint.rules._base import Case, Finding, Related, Rule, related
+from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
+
+_PLAN_WITH_PARSE = '''
+import json
+
+def _plan(agent, args, ctx):
+    steps = args["steps"]
+    if isinstance(steps, str):
+        steps = json.loads(steps)
+    return steps
+
+def _note(agent, args, ctx):
+    return json.loads(args["payload"])
+
+BUILTIN_EXECUTORS = {"plan": _plan, "note": _note}
+'''
+
+_NOTE_SCHEMA = '''
+NOTE = {"name": "note", "parameters": {"type": "object", "properties": {"payload": {"type": "string"}}}}
+'''
+
+
+class HandrolledJsonParse(Rule):
+    """## What it does
+    Reports `json.loads` (or `ast.literal_eval`) of one of a tool's own parameters inside the tool's executor,
+    in a project that has a gate, unless the schema or the annotation declares that parameter a string.
+
+    ## Why is this bad?
+    Hand-rolled parsing is a second source of truth next to the schema: it repairs one parameter of one tool on
+    one path, disagrees with the gate about edge cases, and hides the real defect (a path that bypasses the gate)
+    because the tool that parses by hand "works". The tools next to it, without the parsing, fail on the same
+    input.
+
+    ## Example
+    ```python
+    def _plan(agent, args, ctx):
+        steps = args["steps"]
+        if isinstance(steps, str):
+            steps = json.loads(steps)
+    ```
+
+    ## Use instead
+    Declare the parameter in the schema (`"steps": {"type": "array"}`), make every path to the tool go through
+    the gate (see DL101) and read the repaired value:
+    ```python
+    def _plan(agent, args, ctx):
+        steps = args["steps"]
+    ```
+
+    ## Fix safety
+    Deleting the block is safe only when every path to the tool is guarded and the schema declares the parameter
+    an array or an object; otherwise the finding says what is missing.
+    """
+
+    code = "DL201"
+    name = "handrolled-json-parse"
+    VALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY,
+                "agent/schemas.py": _NOTE_SCHEMA,
+                "agent/loop.py": (
+                    "import json\n\n"
+                    "def _note(agent, args, ctx):\n"
+                    "    return json.loads(args['payload'])\n\n"
+                    "TOOLS = {'note': _note}\n\n"
+                    "def run(agent, call, ctx):\n"
+                    "    return TOOLS[call.name](agent, json.loads(call.arguments), ctx)\n"
+                ),
+            }
+        ),
+    ]
+    INVALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY,
+                "agent/schemas.py": _NOTE_SCHEMA,
+                "agent/builtin.py": _PLAN_WITH_PARSE,
+                "agent/loop.py": (
+                    "from agent.builtin import BUILTIN_EXECUTORS\n"
+                    "from agent.gate import coerce_tool_args\n\n"
+                    "def run(agent, name, args, ctx):\n"
+                    "    return BUILTIN_EXECUTORS[name](agent, coerce_tool_args(name, args), ctx)\n"
+                ),
+            },
+            (("agent/builtin.py", 7),),
+        ),
+    ]
+
+    def check(self, project: Project) -> Iterable[Finding]:
+        if not project.has_gate:
+            return
+        tools = _executor_tools(project)
+        gate = project.gate_display()
+        for module in project.modules:
+            for parse in module.json_parses:
+                qualified = f"{module.module}.{parse.function}"
+                names = tools.get(qualified)
+                if not names or _declared_string(project, module, parse, names):
+                    continue
+                yield self.finding(
+                    module,
+                    parse.span,
+                    self._message(project, parse, sorted(names), gate),
+                    self._related(project, sorted(names)),
+                )
+
+    def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
+        parser = "ast.literal_eval" if parse.parser.endswith("literal_eval") else "json.loads"
+        tool = ", ".join(f"`{name}`" for name in names) or "a tool"
+        declared = [project.declared_types(name, parse.parameter) for name in names]
+        types = sorted({t for found in declared if found for t in found})
+        schema = (
+            f"its schema declares it {'/'.join(types)}" if types else "declare it in the tool's schema"
+        )
+        return (
+            f"hand-rolled `{parser}` of parameter `{parse.parameter}` in `{parse.function}` (tool {tool}): "
+            f"a second source of truth next to the gate {gate}; {schema} and let the gate repair it on every path"
+        )
+
+    def _related(self, project: Project, names: List[str]) -> List[Related]:
+        return [
+            related(module, schema.span, f"schema of `{name}`")
+            for name in names
+            for module, schema in project.schemas.get(name, [])[:1]
+        ]
+
+
+def _executor_tools(project: Project) -> Dict[str, Set[str]]:
+    """Executor function -> the tool names it serves (a nameless entry serves its own function name)."""
+    tools: Dict[str, Set[str]] = {}
+    for table in project.tool_tables():
+        for entry in table.entries:
+            for executor in entry.executors:
+                tools.setdefault(executor, set())
+                if entry.key is not None:
+                    tools[executor].add(entry.key)
+    return tools
+
+
+def _declared_string(project: Project, module: ModuleFacts, parse: JsonParse, names: Set[str]) -> bool:
+    """The parameter is documented as a string: parsing it is the tool's own business."""
+    found = project.function(f"{module.module}.{parse.function}")
+    if found is not None:
+        annotation = dict(found[1].annotations).get(parse.parameter, "")
+        if annotation.replace(" ", "") in ("str", "Optional[str]", "str|None", "typing.Optional[str]"):
+            return True
+    declared = [project.declared_types(name, parse.parameter) for name in names]
+    known = [types for types in declared if types]
+    return bool(known) and all(set(types) <= {"string", "null"} for types in known)

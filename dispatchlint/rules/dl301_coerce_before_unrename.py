@@ -1,0 +1,111 @@
+"""DL301 coerce-before-unrename."""
+
+from __future__ import annotations
+
+from typing import Iterable, List
+
+from dispatchlint.analysis.link import Project
+from dispatchlint.rules._base import Case, Finding, Rule, related
+
+_SANITIZE = '''
+def unrename_args(schema, args):
+    names = {key.replace("$", "_"): key for key in schema.get("properties", {})}
+    return {names.get(key, key): value for key, value in args.items()}
+'''
+
+
+class CoerceBeforeUnrename(Rule):
+    """## What it does
+    Reports a gate that repairs arguments by property name before (or without) restoring the names that were
+    sanitized for the provider, in a project that sanitizes property names.
+
+    ## Why is this bad?
+    Providers reject some property names (`$top`, `filters[]`, `from`, names with spaces), so the schema a model
+    sees may use sanitized names. Arguments come back under those names. A gate that looks up each argument in
+    the registry's schema before mapping the names back finds no property for a sanitized key, so it repairs
+    nothing there (or repairs a field that does not exist).
+
+    ## Example
+    ```python
+    def coerce_tool_args(tool_name, args):
+        schema = SCHEMAS[tool_name]
+        args = {k: _coerce(schema["properties"].get(k), v) for k, v in args.items()}
+        return unrename_args(schema, args)
+    ```
+
+    ## Use instead
+    ```python
+    def coerce_tool_args(tool_name, args):
+        schema = SCHEMAS[tool_name]
+        args = unrename_args(schema, args)
+        return {k: _coerce(schema["properties"].get(k), v) for k, v in args.items()}
+    ```
+
+    ## Fix safety
+    Reordering is an unsafe fix: code between the two steps may depend on the sanitized names.
+    """
+
+    code = "DL301"
+    name = "coerce-before-unrename"
+    VALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/names.py": _SANITIZE,
+                "agent/gate.py": (
+                    "from agent.names import unrename_args\n\n"
+                    "SCHEMAS = {}\n\n"
+                    "def coerce_tool_args(tool_name, args):\n"
+                    "    schema = SCHEMAS[tool_name]\n"
+                    "    args = unrename_args(schema, args)\n"
+                    "    props = schema['properties']\n"
+                    "    return {k: props.get(k, {}) and v for k, v in args.items()}\n"
+                ),
+            }
+        )
+    ]
+    INVALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/names.py": _SANITIZE,
+                "agent/gate.py": (
+                    "from agent.names import unrename_args\n\n"
+                    "SCHEMAS = {}\n\n"
+                    "def coerce_tool_args(tool_name, args):\n"
+                    "    schema = SCHEMAS[tool_name]\n"
+                    "    props = schema['properties']\n"
+                    "    args = {k: props.get(k, {}) and v for k, v in args.items()}\n"
+                    "    return unrename_args(schema, args)\n"
+                ),
+            },
+            (("agent/gate.py", 5),),
+        )
+    ]
+
+    def check(self, project: Project) -> Iterable[Finding]:
+        sanitizers = [q for q in project.sanitizers if project.function(q)] or list(project.config.sanitizers)
+        if not sanitizers:
+            return
+        for module, function in project.gate_locations(top_level_only=True):
+            qualified = f"{module.module}.{function.qualname}"
+            by_key: List[int] = list(function.property_read_lines)
+            restores: List[int] = []
+            for call_module, call in project.calls_in(qualified, nested=True):
+                if project.is_sanitizer(call_module, call.callee, call.function):
+                    restores.append(call.span.line)
+                elif project.reads_properties(call_module, call.callee, call.function):
+                    by_key.append(call.span.line)
+            if not by_key or (restores and min(restores) < min(by_key)):
+                continue
+            sanitizer = sanitizers[0].split(".")[-1]
+            order = "before restoring" if restores else "without restoring"
+            found = project.function(sanitizers[0])
+            yield self.finding(
+                module,
+                function.span,
+                f"gate `{function.name}` repairs arguments by property name {order} the sanitized names "
+                f"(`{sanitizer}`): keys the provider saw renamed find no property; restore names first",
+                [related(found[0], found[1].span, f"sanitizer `{sanitizer}`")] if found else [],
+                fixable=False,
+            )

@@ -1,0 +1,62 @@
+"""DL401 schemaless-executor."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from dispatchlint.analysis.link import Project
+from dispatchlint.rules._base import Case, Finding, Rule, related
+from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
+
+
+class SchemalessExecutor(Rule):
+    """## What it does
+    Opt-in (`--select DL401`). Reports an entry of an executor table for which no parameter schema can be found
+    anywhere in the project.
+
+    ## Why is this bad?
+    The gate repairs arguments against the tool's schema. Without one it has nothing to act on: the tool gets
+    whatever the model sent, even on a guarded path.
+
+    ## Example
+    ```python
+    TOOLS = {"search": search, "scratch": scratch}   # no schema names "scratch"
+    ```
+
+    ## Use instead
+    Declare the tool's parameters where the others are declared
+    (`{"name": "scratch", "parameters": {...}}`).
+
+    ## Fix safety
+    No fix is offered.
+    """
+
+    code = "DL401"
+    name = "schemaless-executor"
+    default = False
+    VALID = [Case({"agent/__init__.py": "", "agent/gate.py": _GATE, "agent/registry.py": _REGISTRY})]
+    INVALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": _GATE,
+                "agent/registry.py": _REGISTRY.replace('{"search": search}', '{"search": search,\n            "scratch": search}'),
+            },
+            (("agent/registry.py", 8),),
+        )
+    ]
+
+    def check(self, project: Project) -> Iterable[Finding]:
+        if not project.has_gate:
+            return
+        for table in project.tool_tables():
+            for entry in table.entries:
+                if entry.key is None or entry.key in project.schemas:
+                    continue
+                yield self.finding(
+                    entry.module,
+                    entry.span,
+                    f"tool `{entry.key}` in `{table.display_name}` has no parameter schema in the project: "
+                    f"the gate {project.gate_display()} has nothing to repair its arguments against",
+                    [related(table.module, table.definition.span, f"table `{table.display_name}`")],
+                )

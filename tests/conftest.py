@@ -1,0 +1,76 @@
+"""Shared helpers: run the real command on a project folder and read its JSON findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Sequence, Set, Tuple
+
+import pytest
+
+from dispatchlint.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+
+
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def findings(self) -> List[dict]:
+        return json.loads(self.stdout)["findings"]
+
+    def locations(self) -> Set[Tuple[str, str]]:
+        return {(f["code"], f"{f['path']}:{f['line']}") for f in self.findings()}
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]):
+    """Run ``dispatchlint`` in-process from ``cwd`` with ``args``; return exit code and output."""
+
+    def run(cwd: Path, *args: str) -> Run:
+        previous = Path.cwd()
+        os.chdir(cwd)
+        try:
+            code = main(list(args))
+        finally:
+            os.chdir(previous)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def read_expected(fixture: Path) -> Tuple[Set[Tuple[str, str]], Sequence[str]]:
+    """The findings a fixture expects (``CODE path:line`` lines) and its extra CLI args (``# args: ...``)."""
+    expected = set()
+    args: Sequence[str] = ()
+    for line in (fixture / "expected.txt").read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("# args:"):
+            args = shlex.split(stripped[len("# args:") :])
+        elif stripped and not stripped.startswith("#"):
+            code, location = stripped.split()
+            expected.add((code, location))
+    return expected, args
+
+
+def write_project(root: Path, files: dict, config: dict = None) -> Path:
+    """Write a small project (path -> source) with a pyproject.toml marking its root."""
+    lines = ['[project]\nname = "example"\n']
+    if config:
+        lines.append("[tool.dispatchlint]\n")
+        for key, value in config.items():
+            lines.append(f"{key} = {json.dumps(value)}\n")
+    (root / "pyproject.toml").write_text("".join(lines), encoding="utf-8")
+    for relative, source in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return root
