@@ -172,6 +172,9 @@ class Call:
     keywords: Tuple[Tuple[str, Flow], ...]
     star: Tuple[Flow, ...]
     span: Span
+    #: Arguments written as a string literal or a dotted name: ``(slot, "str" or "ref", value)``, where slot is
+    #: the position (``"0"``) or the keyword; registration calls (``registry.register("recall", recall)``).
+    literals: Tuple[Tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

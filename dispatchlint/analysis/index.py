@@ -570,7 +570,17 @@ class _ModuleIndexer:
             (arg.keyword.value, self._flow(arg.value, scope)) for arg in call.args if arg.keyword is not None
         )
         star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
-        self.calls.append(Call(function, callee, positional, keywords, star, self.span(call)))
+        literals = []
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                break
+            slot = arg.keyword.value if arg.keyword is not None else str(position)
+            text, ref = syn.string_value(arg.value), syn.dotted_name(arg.value)
+            if text is not None:
+                literals.append((slot, "str", text))
+            elif ref is not None:
+                literals.append((slot, "ref", ref))
+        self.calls.append(Call(function, callee, positional, keywords, star, self.span(call), tuple(literals)))
         if self.resolve_local(callee) in _JSON_PARSERS and call.args and scope.kind == "function":
             piece = self._param_piece(call.args[0].value, scope)
             if piece is not None:
@@ -701,11 +711,12 @@ class _ModuleIndexer:
                 isinstance(flow, Param)
                 and flow.function == scope.qualname
                 and flow.name == node.value
-                and node.value not in syn.ARGS_NAMES
                 and node.value not in ("self", "cls")
             ):
                 return node.value
             return None
+        if isinstance(node, cst.BooleanOperation):  # args.get("p") or {}
+            return self._param_piece(node.left, scope)
         mapping: Optional[cst.BaseExpression] = None
         key: Optional[str] = None
         if isinstance(node, cst.Subscript):

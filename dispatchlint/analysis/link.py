@@ -31,6 +31,7 @@ from dispatchlint.analysis.facts import (
     SchemaDef,
     Span,
     TableDef,
+    TableFill,
     ValueRef,
 )
 from dispatchlint.config import Config
@@ -192,7 +193,11 @@ class Project:
             prefix, rest = self._known_prefix(qualified)
             if prefix is None:
                 return qualified if not self._inside_project(qualified) else None
-            kind = self._symbols[prefix][0]
+            kind, payload, owner_module = self._symbols[prefix]
+            if kind == "alias":
+                instance_of = self._instance_class(payload, owner_module)
+                if instance_of is not None:
+                    return self._member(instance_of, rest)
             if kind in ("import", "alias"):
                 resolved_prefix = self._canonical(prefix)
                 if resolved_prefix is None or resolved_prefix == prefix:
@@ -202,6 +207,16 @@ class Project:
             if kind == "class":
                 return self._member(prefix, rest)
             return None
+        return None
+
+    def _instance_class(self, alias: object, module: ModuleFacts) -> Optional[str]:
+        """The project class an alias is an instance of (``registry = ToolRegistry()``)."""
+        assert isinstance(alias, Alias)
+        if alias.target.kind != "call" or alias.scope != "module":
+            return None
+        resolved = self.resolve(module, alias.target.target)
+        if resolved is not None and self._symbols.get(resolved, ("",))[0] == "class":
+            return resolved
         return None
 
     def _alias_target(self, alias: object, module: ModuleFacts) -> Optional[str]:
@@ -378,17 +393,16 @@ class Project:
             return UNKNOWN
         self._verdicts[memo_key] = UNKNOWN  # a cycle of calls says nothing
         definition = found[1]
-        callers = self.callers(qualified, definition)
-        if not callers:
-            verdict = RAW if flow.name in syn.ARGS_NAMES else UNKNOWN
-        else:
-            verdicts = []
-            for caller_module, call in callers:
-                bound = _bind(call, definition, flow.name)
-                verdicts.append(
-                    UNKNOWN if bound is None else self.evaluate(bound, caller_module, call.function, depth + 1)
-                )
-            verdict = combine(verdicts, every=True)
+        by_name = RAW if flow.name in syn.ARGS_NAMES else UNKNOWN
+        verdicts = []
+        for caller_module, call in self.callers(qualified, definition):
+            bound = _bind(call, definition, flow.name)
+            verdicts.append(UNKNOWN if bound is None else self.evaluate(bound, caller_module, call.function, depth + 1))
+        # Callers decide when they can be read; where none can (no caller, or values this analysis cannot
+        # follow), a parameter named like a tool call's arguments holds them as the model sent them.
+        verdict = combine(verdicts, every=True) if verdicts else by_name
+        if verdict == UNKNOWN:
+            verdict = by_name
         self._verdicts[memo_key] = verdict
         return verdict
 
@@ -427,7 +441,7 @@ class Project:
                     table = tables[qualified] = LinkedTable(qualified, module, definition)
                 for entry in definition.entries:
                     table.entries.append(self._entry(module, definition.owner if definition.scope == "local" else "", entry.key, entry.value, entry.span))
-        registrars: Dict[str, Tuple[LinkedTable, ValueRef, ModuleFacts]] = {}
+        registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]] = {}
         for module in self.modules:
             for fill in module.fills:
                 class_name = self.class_of(module, fill.function)
@@ -436,12 +450,11 @@ class Project:
                 if table is None:
                     continue
                 if fill.value.kind in ("param", "def") and fill.function:
-                    parts = fill.function.split(".")
-                    for depth in range(1, len(parts) + 1):
-                        registrars[f"{module.module}.{'.'.join(parts[:depth])}"] = (table, fill.value, module)
+                    registrars[f"{module.module}.{fill.function}"] = (table, fill, module)
                 else:
                     table.entries.append(self._entry(module, fill.function, fill.key, fill.value, fill.span))
         self._register_decorated(registrars)
+        self._register_calls(registrars)
         configured = set(self.config.tables)
         for table in tables.values():
             table.configured = table.qualname in configured or table.definition.name in configured
@@ -454,25 +467,69 @@ class Project:
         self._tables_by_name = tables
         return tables
 
-    def _register_decorated(self, registrars: Dict[str, Tuple[LinkedTable, ValueRef, ModuleFacts]]) -> None:
+    def _register_decorated(self, registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]]) -> None:
         """Functions decorated by a registering decorator (``@tool("name")`` doing ``TOOLS[name] = fn``)."""
         if not registrars:
             return
+        decorators = dict(registrars)
+        for registrar in registrars:  # a decorator factory: the registrar is the decorator it returns
+            parent = registrar.rpartition(".")[0]
+            if self.function(parent):
+                decorators.setdefault(parent, registrars[registrar])
         for module in self.modules:
             for function in module.functions:
                 for decorator, key in zip(function.decorators, function.decorator_keys):
                     if decorator.kind not in ("ref", "call"):
                         continue
                     resolved = self.resolve(module, decorator.target, _parent(function.qualname))
-                    if resolved not in registrars:
+                    if resolved not in decorators:
                         continue
-                    table, stored, registrar_module = registrars[resolved]
+                    table, fill, registrar_module = decorators[resolved]
                     qualified = f"{module.module}.{function.qualname}"
-                    wrapped = stored.kind == "def" and self.calls_gate(f"{registrar_module.module}.{stored.target}")
-                    wrapped = wrapped or qualified in self.gated_entries
                     table.entries.append(
-                        LinkedEntry(key or function.name, module, function.span, (qualified,), wrapped)
+                        LinkedEntry(
+                            key or function.name,
+                            module,
+                            function.span,
+                            (qualified,),
+                            self._registered_wrapped(fill, registrar_module, qualified),
+                        )
                     )
+
+    def _register_calls(self, registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]]) -> None:
+        """Calls of a registering function: ``registry.register("recall", recall, schema=...)``."""
+        for registrar, (table, fill, registrar_module) in registrars.items():
+            found = self.function(registrar)
+            if found is None or fill.key_param is None:
+                continue
+            definition = found[1]
+            for module, call in self.callers(registrar, definition):
+                literals = dict(((slot, (kind, value)) for slot, kind, value in call.literals))
+                key = _bound_literal(literals, definition, fill.key_param, call, "str")
+                value = (
+                    _bound_literal(literals, definition, fill.value.target, call, "ref")
+                    if fill.value.kind == "param"
+                    else None
+                )
+                class_name = self.class_of(module, call.function)
+                executor = self.resolve(module, value, call.function, class_name) if value else None
+                if executor is None or self.function(executor) is None:
+                    continue
+                table.entries.append(
+                    LinkedEntry(
+                        key,
+                        module,
+                        call.span,
+                        (executor,),
+                        self._registered_wrapped(fill, registrar_module, executor),
+                    )
+                )
+
+    def _registered_wrapped(self, fill: TableFill, registrar_module: ModuleFacts, executor: str) -> bool:
+        """A registrar that stores a gate-calling wrapper (or an executor that gates itself) guards the entry."""
+        if fill.value.kind == "def" and self.calls_gate(f"{registrar_module.module}.{fill.value.target}"):
+            return True
+        return executor in self.gated_entries or self._decorated_by_gate(executor)
 
     def _entry(
         self, module: ModuleFacts, context: str, key: Optional[str], value: ValueRef, span: Span
@@ -669,6 +726,24 @@ def _bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]
         return call.positional[index]
     if call.star:
         return Either(call.star) if len(call.star) > 1 else call.star[0]
+    return None
+
+
+def _bound_literal(
+    literals: Dict[str, Tuple[str, str]], definition: FunctionDef, parameter: str, call: Call, kind: str
+) -> Optional[str]:
+    """The literal (string or dotted name) a call passes for ``parameter``."""
+    params = list(definition.params)
+    slots = [parameter]
+    if parameter in params:
+        index = params.index(parameter)
+        if definition.class_name and params and params[0] in ("self", "cls") and "." in call.callee:
+            index -= 1
+        slots.append(str(index))
+    for slot in slots:
+        found = literals.get(slot)
+        if found is not None and found[0] == kind:
+            return found[1]
     return None
 
 

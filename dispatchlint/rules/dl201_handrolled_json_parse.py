@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Set
 
+from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
 from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Related, Rule, related
@@ -111,6 +112,8 @@ class HandrolledJsonParse(Rule):
                 names = tools.get(qualified)
                 if not names or _declared_string(project, module, parse, names):
                     continue
+                if parse.parameter in ARGS_NAMES and not _declared(project, parse.parameter, names):
+                    continue  # the whole argument string: the wire parse, not a parameter's repair
                 yield self.finding(
                     module,
                     parse.span,
@@ -149,6 +152,10 @@ def _executor_tools(project: Project) -> Dict[str, Set[str]]:
                 if entry.key is not None:
                     tools[executor].add(entry.key)
     return tools
+
+
+def _declared(project: Project, parameter: str, names: Set[str]) -> bool:
+    return any(project.declared_types(name, parameter) is not None for name in names)
 
 
 def _declared_string(project: Project, module: ModuleFacts, parse: JsonParse, names: Set[str]) -> bool:

@@ -1,0 +1,612 @@
+"""Repair plans: each schema is compiled once into nodes that repair the values at their place.
+
+Every node answers three questions about a value at its place in the schema:
+
+- ``admits(kind)``: is a value of this JSON kind accepted here, judging by its kind alone?
+- ``fits(value)``: is the value accepted as it is, inside too? (Only unions ask, to choose a branch.)
+- ``repair(value)``: the value with what can be repaired repaired; the very same object when nothing changed.
+
+Each node also says what its parent may skip: ``repairs`` (False: ``repair`` is the identity, the parent never
+calls it) and ``exact`` (Python types whose values ``repair`` returns unchanged, tested with ``type(v) in
+exact`` instead of a call). That is why a call with valid arguments costs little more than walking them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from ._json import (
+    ARRAY,
+    BOOLEAN,
+    INTEGER,
+    JSON_TYPES,
+    MISSING,
+    NULL,
+    NUMBER,
+    OBJECT,
+    PYTHON_TYPES,
+    STRING,
+    is_ambiguous_single,
+    json_container,
+    json_equal,
+    json_kind,
+    scalar_literal,
+)
+from ._names import provider_aliases
+from ._schema import MAX_DEPTH, resolve_local_ref, tool_parameters
+
+#: Union and ``allOf`` evaluations allowed per call. Overlapping unions nested in a recursive schema can make
+#: the work exponential in the depth; past this budget the call gives its input back unrepaired.
+UNION_BUDGET = 1_000_000
+#: Compiled plans kept, by schema identity (oldest dropped first).
+CACHE_SIZE = 512
+
+_SCALAR_TYPES = frozenset({type(None), bool, int, float, str})
+# Kinds a string can be the JSON text of, other than a string.
+_PARSED_KINDS = frozenset({NULL, BOOLEAN, INTEGER, NUMBER, ARRAY, OBJECT})
+
+
+class OutOfBudget(Exception):
+    """Raised inside a call whose unions used up ``UNION_BUDGET``; the call then keeps its input."""
+
+
+class _Budget(threading.local):
+    left = UNION_BUDGET
+
+
+_budget = _Budget()
+
+
+def _charge() -> None:
+    left = _budget.left - 1
+    _budget.left = left
+    if left < 0:
+        raise OutOfBudget
+
+
+class Node:
+    """A place in a schema. Subclasses set ``repairs`` and ``exact`` (see the module docstring)."""
+
+    __slots__ = ("repairs", "exact")
+
+    repairs: bool
+    exact: FrozenSet[type]
+
+    def admits(self, kind: Optional[str]) -> bool:
+        raise NotImplementedError
+
+    def fits(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def repair(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class _AnyNode(Node):
+    """A place the plan does not constrain: no schema, ``true``, too deep, or a schema it does not understand."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.repairs = False
+        self.exact = frozenset(python_type for types in PYTHON_TYPES.values() for python_type in types)
+
+    def admits(self, kind: Optional[str]) -> bool:
+        return True
+
+    def fits(self, value: Any) -> bool:
+        return True
+
+    def repair(self, value: Any) -> Any:
+        return value
+
+
+ANY: Node = _AnyNode()
+
+#: A compiled child together with the ``exact`` types its parent tests before calling it.
+_Step = Tuple[FrozenSet[type], Node]
+
+
+@dataclass(frozen=True)
+class ObjectRules:
+    """What a schema says about objects."""
+
+    #: Property name -> node (every declared property, for ``fits``).
+    properties: Dict[Any, Node]
+    #: Names that must be present (for ``fits`` only: a missing property cannot be repaired).
+    required: Tuple[str, ...]
+    #: Node for keys that are not properties; None when they are not constrained.
+    additional: Optional[Node]
+    #: Provider-safe alias -> registry name, for the names ``sanitize_schema`` renames.
+    aliases: Dict[str, str]
+
+
+@dataclass(frozen=True)
+class ArrayRules:
+    """What a schema says about arrays."""
+
+    #: Nodes for the first elements (``prefixItems``, or ``items`` given as a list).
+    prefix: Tuple[Node, ...]
+    #: Node for the other elements; None when they are not constrained.
+    items: Optional[Node]
+
+
+NO_OBJECT_RULES = ObjectRules({}, (), None, {})
+NO_ARRAY_RULES = ArrayRules((), None)
+
+
+def _step(node: Optional[Node]) -> Optional[_Step]:
+    """How a parent repairs a child: None when the child never changes a value."""
+    return (node.exact, node) if node is not None and node.repairs else None
+
+
+class TypedNode(Node):
+    """A schema's own keywords: ``type``, ``enum``/``const``, and the object and array keywords."""
+
+    __slots__ = (
+        "admitted",
+        "enum",
+        "objects",
+        "arrays",
+        "coerce",
+        "_repairing_properties",
+        "_repairing_additional",
+        "_repairing_prefix",
+        "_repairing_items",
+        "_first_item",
+        "_walks_objects",
+        "_walks_arrays",
+        "_checks_objects",
+        "_checks_arrays",
+    )
+
+    def __init__(
+        self,
+        admitted: Optional[FrozenSet[str]],
+        enum: Optional[Tuple[Any, ...]],
+        objects: ObjectRules,
+        arrays: ArrayRules,
+        coerce: bool,
+    ) -> None:
+        #: JSON kinds accepted here (``integer`` is added wherever ``number`` is); None: every kind.
+        self.admitted = admitted
+        #: The allowed values (``const`` is a one-value enum); None: any value of an admitted kind.
+        self.enum = enum
+        self.objects = objects
+        self.arrays = arrays
+        #: False in the rename-only plans of ``unrename_args``: names are restored, values never converted.
+        self.coerce = coerce
+        steps = ((name, _step(node)) for name, node in objects.properties.items())
+        self._repairing_properties: Dict[Any, _Step] = {name: step for name, step in steps if step is not None}
+        self._repairing_additional = _step(objects.additional)
+        self._repairing_prefix = tuple(_step(node) for node in arrays.prefix)
+        self._repairing_items = _step(arrays.items)
+        self._walks_objects = self.admits(OBJECT) and bool(
+            objects.aliases or self._repairing_properties or self._repairing_additional
+        )
+        self._walks_arrays = self.admits(ARRAY) and (
+            self._repairing_items is not None or any(self._repairing_prefix)
+        )
+        self._checks_objects = bool(
+            objects.required
+            or objects.aliases
+            or objects.additional is not None
+            or any(node is not ANY for node in objects.properties.values())
+        )
+        self._checks_arrays = arrays.items is not None or any(node is not ANY for node in arrays.prefix)
+        self._first_item: Optional[Node] = None
+        if admitted is not None and ARRAY in admitted:
+            self._first_item = arrays.prefix[0] if arrays.prefix else arrays.items or ANY
+        self.repairs = self._walks_objects or self._walks_arrays or self._converts()
+        self.exact = frozenset(
+            python_type
+            for kind in (JSON_TYPES if admitted is None else admitted)
+            if not (kind == OBJECT and self._walks_objects or kind == ARRAY and self._walks_arrays)
+            for python_type in PYTHON_TYPES[kind]
+        )
+
+    def _converts(self) -> bool:
+        """Whether some value of a kind not admitted here has a conversion (see ``_convert``)."""
+        admitted = self.admitted
+        if not self.coerce or admitted is None:
+            return False
+        floats_to_integers = INTEGER in admitted and NUMBER not in admitted
+        strings_parsed = STRING not in admitted and bool(admitted & _PARSED_KINDS)
+        return ARRAY in admitted or floats_to_integers or strings_parsed
+
+    def admits(self, kind: Optional[str]) -> bool:
+        return self.admitted is None or kind in self.admitted
+
+    def fits(self, value: Any) -> bool:
+        kind = json_kind(value)
+        if not self.admits(kind):
+            return False
+        if self.enum is not None and not any(json_equal(value, option) for option in self.enum):
+            return False
+        if kind == OBJECT:
+            return not self._checks_objects or self._members_fit(value)
+        if kind == ARRAY:
+            return not self._checks_arrays or self._items_fit(value)
+        return True
+
+    def _members_fit(self, value: Any) -> bool:
+        objects = self.objects
+        if any(name not in value for name in objects.required):
+            return False
+        for key, item in value.items():
+            node = objects.properties.get(key)
+            if node is None:
+                original = objects.aliases.get(key)
+                if original is not None and original not in value:
+                    return False  # a sanitized name: repair would restore it
+                node = objects.additional
+            if node is not None and not node.fits(item):
+                return False
+        return True
+
+    def _items_fit(self, value: Any) -> bool:
+        prefix, items = self.arrays.prefix, self.arrays.items
+        for index, item in enumerate(value):
+            node = prefix[index] if index < len(prefix) else items
+            if node is not None and not node.fits(item):
+                return False
+        return True
+
+    def repair(self, value: Any) -> Any:
+        value_type = type(value)
+        if value_type in self.exact:
+            return value
+        if value_type is dict and self._walks_objects:
+            return self._repair_members(value)
+        if value_type is list and self._walks_arrays:
+            return self._repair_items(value)
+        kind = json_kind(value)
+        if self.admits(kind):  # subclasses of the JSON types, tuples, and kinds admitted without a walk
+            if kind == OBJECT and self._walks_objects:
+                return self._repair_members(value)
+            if kind == ARRAY and self._walks_arrays:
+                return self._repair_items(value)
+            return value
+        return self._convert(value, kind) if self.coerce else value
+
+    def _repair_members(self, value: Any) -> Any:
+        if self.objects.aliases:
+            value = self._restore_names(value)
+        repairing, additional = self._repairing_properties, self._repairing_additional
+        properties = self.objects.properties
+        repaired = None
+        for key, item in value.items():
+            step = repairing.get(key)
+            if step is None:
+                if additional is None or key in properties:
+                    continue
+                step = additional
+            exact, node = step
+            if type(item) in exact:
+                continue
+            new = node.repair(item)
+            if new is not item:
+                if repaired is None:
+                    repaired = dict(value)
+                repaired[key] = new
+        return value if repaired is None else repaired
+
+    def _restore_names(self, value: Any) -> Any:
+        """Sanitized names back to registry names; when both names are present, both are kept."""
+        aliases = self.objects.aliases
+        if aliases.keys().isdisjoint(value):
+            return value
+        restored = {}
+        for key, item in value.items():
+            original = aliases.get(key)
+            restored[key if original is None or original in value else original] = item
+        return restored
+
+    def _repair_items(self, value: Any) -> Any:
+        prefix, items = self._repairing_prefix, self._repairing_items
+        repaired = None
+        for index, item in enumerate(value):
+            step = prefix[index] if index < len(prefix) else items
+            if step is None:
+                continue
+            exact, node = step
+            if type(item) in exact:
+                continue
+            new = node.repair(item)
+            if new is not item:
+                if repaired is None:
+                    repaired = list(value)
+                repaired[index] = new
+        return value if repaired is None else repaired
+
+    def _convert(self, value: Any, kind: Optional[str]) -> Any:
+        """The one conversion of a value whose kind is not admitted here; the value itself if none or several."""
+        candidates = []
+        if kind == NUMBER and INTEGER in self.admitted and value.is_integer():  # type: ignore[operator]
+            candidates.append(int(value))
+        elif kind == STRING:
+            parsed = self._parse(value)
+            if parsed is not MISSING:
+                candidates.append(parsed)
+        wrapped = self._wrap(value, kind)
+        if wrapped is not MISSING:
+            candidates.append(wrapped)
+        return candidates[0] if len(candidates) == 1 else value
+
+    def _parse(self, text: str) -> Any:
+        """The admitted value ``text`` is the JSON literal of (containers repaired in turn), or MISSING."""
+        stripped = text.strip()
+        head = stripped[:1]
+        if head == "[" or head == "{":
+            kind = ARRAY if head == "[" else OBJECT
+            if kind not in self.admitted:  # type: ignore[operator]
+                return MISSING
+            parsed = json_container(stripped)
+            if parsed is MISSING:
+                return MISSING
+            if kind == ARRAY:
+                return self._repair_items(parsed) if self._walks_arrays else parsed
+            return self._repair_members(parsed) if self._walks_objects else parsed
+        scalar = scalar_literal(stripped)
+        if scalar is MISSING or json_kind(scalar) not in self.admitted:  # type: ignore[operator]
+            return MISSING
+        return scalar
+
+    def _wrap(self, value: Any, kind: Optional[str]) -> Any:
+        """``[value]`` where an array is wanted and its first element admits the value, or MISSING."""
+        first = self._first_item
+        if first is None or kind is None or kind == ARRAY or not first.admits(kind):
+            return MISSING
+        if kind == STRING and is_ambiguous_single(value):
+            return MISSING
+        return [first.repair(value)]
+
+
+class UnionNode(Node):
+    """``anyOf``/``oneOf`` whose branches cannot be merged into one ``TypedNode`` (see ``_merge_disjoint``).
+
+    A value of a kind some branch admits keeps its kind: it is kept when a branch fits it, repaired by the
+    branch when only one branch admits its kind, else by the one distinct repair that makes it fit. A value of
+    a kind no branch admits takes the one distinct conversion the branches offer. Otherwise: kept.
+    """
+
+    __slots__ = ("branches",)
+
+    def __init__(self, branches: Tuple[Node, ...]) -> None:
+        self.branches = branches
+        self.repairs = any(branch.repairs for branch in branches)
+        # A scalar of a kind some branch admits comes back unchanged whatever the branches say inside.
+        self.exact = frozenset(t for branch in branches for t in branch.exact if t in _SCALAR_TYPES)
+
+    def admits(self, kind: Optional[str]) -> bool:
+        return any(branch.admits(kind) for branch in self.branches)
+
+    def fits(self, value: Any) -> bool:
+        _charge()
+        return any(branch.fits(value) for branch in self.branches)
+
+    def repair(self, value: Any) -> Any:
+        _charge()
+        kind = json_kind(value)
+        admitting = [branch for branch in self.branches if branch.admits(kind)]
+        candidates: List[Any] = []
+        if admitting:
+            if any(branch.fits(value) for branch in admitting):
+                return value
+            if len(admitting) == 1:
+                return admitting[0].repair(value)
+            for branch in admitting:
+                repaired = branch.repair(value)
+                if repaired is not value and branch.fits(repaired):
+                    candidates.append(repaired)
+        else:
+            for branch in self.branches:
+                repaired = branch.repair(value)
+                if repaired is not value:
+                    candidates.append(repaired)
+        distinct: List[Any] = []
+        for candidate in candidates:
+            if not any(json_equal(candidate, seen) for seen in distinct):
+                distinct.append(candidate)
+        return distinct[0] if len(distinct) == 1 else value
+
+
+class AllNode(Node):
+    """Several constraints at one place (``allOf``, ``$ref`` or ``anyOf`` beside other keywords).
+
+    Compiled only when at most one member can repair: a value must fit all members, and a repair is kept only
+    when every member admits the repaired value's kind.
+    """
+
+    __slots__ = ("members", "repairer")
+
+    def __init__(self, members: Tuple[Node, ...], repairer: Optional[Node]) -> None:
+        self.members = members
+        self.repairer = repairer
+        self.repairs = repairer is not None
+        self.exact = frozenset()
+
+    def admits(self, kind: Optional[str]) -> bool:
+        return all(member.admits(kind) for member in self.members)
+
+    def fits(self, value: Any) -> bool:
+        _charge()
+        return all(member.fits(value) for member in self.members)
+
+    def repair(self, value: Any) -> Any:
+        if self.repairer is None:
+            return value
+        _charge()
+        repaired = self.repairer.repair(value)
+        return repaired if repaired is value or self.admits(json_kind(repaired)) else value
+
+
+NEVER: Node = TypedNode(frozenset(), None, NO_OBJECT_RULES, NO_ARRAY_RULES, coerce=False)
+
+
+class _Compiler:
+    """One schema compiled; nodes are memoized per (subschema object, depth), so that shared and recursive
+    subschemas cost once per depth and every walk ends at ``MAX_DEPTH``."""
+
+    def __init__(self, root: Any, coerce: bool) -> None:
+        self._root = root
+        self._coerce = coerce
+        self._nodes: Dict[Tuple[int, int], Node] = {}
+
+    def compile(self, schema: Any, depth: int) -> Node:
+        if schema is False:
+            return NEVER
+        if not isinstance(schema, dict) or depth >= MAX_DEPTH:
+            return ANY
+        key = (id(schema), depth)
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = self._keywords(schema, depth + 1)
+        return node
+
+    def _keywords(self, schema: Dict[Any, Any], depth: int) -> Node:
+        members = []
+        if "$ref" in schema:
+            target = resolve_local_ref(self._root, schema["$ref"])
+            members.append(ANY if target is MISSING else self.compile(target, depth))
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
+            if isinstance(branches, list) and branches:
+                members.append(_union([self.compile(branch, depth) for branch in branches]))
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list):
+            members.extend(self.compile(member, depth) for member in all_of)
+        members.append(self._typed(schema, depth))
+        return _conjunction(members)
+
+    def _typed(self, schema: Dict[Any, Any], depth: int) -> Node:
+        admitted = _admitted_kinds(schema)
+        enum = _allowed_values(schema)
+        objects = self._object_rules(schema, depth)
+        arrays = self._array_rules(schema, depth)
+        if admitted is None and enum is None and objects is NO_OBJECT_RULES and arrays is NO_ARRAY_RULES:
+            return ANY
+        return TypedNode(admitted, enum, objects, arrays, self._coerce)
+
+    def _object_rules(self, schema: Dict[Any, Any], depth: int) -> ObjectRules:
+        declared = schema.get("properties")
+        properties = (
+            {name: self.compile(sub, depth) for name, sub in declared.items()} if isinstance(declared, dict) else {}
+        )
+        required = schema.get("required")
+        required_names = tuple(name for name in required if isinstance(name, str)) if isinstance(required, list) else ()
+        additional = None
+        if "patternProperties" not in schema:  # keys matching a pattern are not "additional": leave them all
+            additional = self._optional(schema.get("additionalProperties"), depth)
+        aliases = {alias: name for name, alias in provider_aliases(properties).items()}
+        if not (aliases or required_names or additional is not None) and all(n is ANY for n in properties.values()):
+            return NO_OBJECT_RULES
+        return ObjectRules(properties, required_names, additional, aliases)
+
+    def _array_rules(self, schema: Dict[Any, Any], depth: int) -> ArrayRules:
+        prefix_schemas, rest = schema.get("prefixItems"), schema.get("items")
+        if isinstance(rest, list):  # drafts 4 to 2019-09: "items" as a list, then "additionalItems"
+            prefix_schemas, rest = rest, schema.get("additionalItems")
+        prefix = tuple(self.compile(sub, depth) for sub in prefix_schemas) if isinstance(prefix_schemas, list) else ()
+        items = self._optional(rest, depth)
+        if items is None and all(node is ANY for node in prefix):
+            return NO_ARRAY_RULES
+        return ArrayRules(prefix, items)
+
+    def _optional(self, schema: Any, depth: int) -> Optional[Node]:
+        """The node for an optional subschema keyword; None when it constrains nothing."""
+        if schema is None:
+            return None
+        node = self.compile(schema, depth)
+        return None if node is ANY else node
+
+
+def _admitted_kinds(schema: Dict[Any, Any]) -> Optional[FrozenSet[str]]:
+    """The kinds ``type`` (and OpenAPI's ``nullable``) admit; None when ``type`` is absent or not understood."""
+    declared = schema.get("type")
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(isinstance(name, str) and name in JSON_TYPES for name in names):
+        return None
+    kinds = set(names)
+    if schema.get("nullable") is True:
+        kinds.add(NULL)
+    if NUMBER in kinds:
+        kinds.add(INTEGER)
+    return frozenset(kinds)
+
+
+def _allowed_values(schema: Dict[Any, Any]) -> Optional[Tuple[Any, ...]]:
+    if "const" in schema:
+        return (schema["const"],)
+    enum = schema.get("enum")
+    return tuple(enum) if isinstance(enum, list) else None
+
+
+def _union(branches: Sequence[Node]) -> Node:
+    if any(branch is ANY for branch in branches):
+        return ANY  # one branch admits every value as it is
+    if len(branches) == 1:
+        return branches[0]
+    return _merge_disjoint(branches) or UnionNode(tuple(branches))
+
+
+def _merge_disjoint(branches: Sequence[Node]) -> Optional[Node]:
+    """One ``TypedNode`` equivalent to a union of plain typed branches that admit disjoint kinds.
+
+    ``anyOf: [{type: string}, {type: null}]`` is ``type: [string, null]``: since no two branches admit the same
+    kind, the branch a value belongs to is known from its kind, and the union rules give the same answers as
+    the type-list rules. This keeps ``Optional`` fields (the common case) off the slow union path.
+    """
+    typed = [branch for branch in branches if isinstance(branch, TypedNode)]
+    if len(typed) < len(branches) or any(branch.admitted is None or branch.enum is not None for branch in typed):
+        return None
+    kinds: set = set()
+    for branch in typed:
+        if kinds & branch.admitted:  # type: ignore[operator]
+            return None
+        kinds |= branch.admitted  # type: ignore[operator]
+    objects = next((branch.objects for branch in typed if OBJECT in branch.admitted), NO_OBJECT_RULES)  # type: ignore
+    arrays = next((branch.arrays for branch in typed if ARRAY in branch.admitted), NO_ARRAY_RULES)  # type: ignore
+    return TypedNode(frozenset(kinds), None, objects, arrays, typed[0].coerce)
+
+
+def _conjunction(members: Sequence[Node]) -> Node:
+    constraining = [member for member in members if member is not ANY]
+    if len(constraining) <= 1:
+        return constraining[0] if constraining else ANY
+    repairing = [member for member in constraining if member.repairs]
+    if len(repairing) > 1:
+        return ANY  # two repairs could disagree: a schema we do not understand, so values are left alone
+    return AllNode(tuple(constraining), repairing[0] if repairing else None)
+
+
+_PLANS: Dict[bool, Dict[int, Tuple[Any, Node]]] = {True: {}, False: {}}
+
+
+def plan_for(parameters: Any, *, coerce: bool) -> Node:
+    """The compiled plan of a parameters schema or tool definition, compiled on first use.
+
+    Cached by identity (the schema is kept alive with its plan, so its id cannot be reused): a schema changed
+    in place after its first use keeps its old plan.
+    """
+    cache = _PLANS[coerce]
+    entry = cache.get(id(parameters))
+    if entry is not None and entry[0] is parameters:
+        return entry[1]
+    root = tool_parameters(parameters)
+    node = _Compiler(root, coerce).compile(root, 0)
+    if len(cache) >= CACHE_SIZE:
+        cache.pop(next(iter(cache)), None)
+    cache[id(parameters)] = (parameters, node)
+    return node
+
+
+def run_plan(node: Node, value: Any) -> Any:
+    """``node.repair(value)`` with a fresh union budget; the value itself when the budget runs out."""
+    _budget.left = UNION_BUDGET
+    try:
+        return node.repair(value)
+    except OutOfBudget:
+        return value
