@@ -177,11 +177,12 @@ class UnguardedDispatch(Rule):
         others = ""
         if guarded:
             first = guarded[0]
-            others = f" (as `{first.function or 'module'}` in {first.module.path}:{first.span.line} does)"
+            others = f" (`{first.module.module}.{first.function or '<module>'}` reads it through the gate)"
+        table = site.table
         return (
-            f"`{site.table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "
-            f"the gate {gate} never repairs them{others}; wrap `{site.table.display_name}` where it is defined "
-            f"({site.table.module.path}:{site.table.definition.span.line})"
+            f"`{table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "
+            f"the gate {gate} never repairs them{others}; wrap `{table.display_name}` once where it is defined "
+            f"(`{table.module.module}`, line {table.definition.span.line})"
         )
 
     def _related(self, site: Site, gate_locations: List[Related]) -> List[Related]:

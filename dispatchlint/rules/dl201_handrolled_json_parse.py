@@ -127,11 +127,13 @@ class HandrolledJsonParse(Rule):
         declared = [project.declared_types(name, parse.parameter) for name in names]
         types = sorted({t for found in declared if found for t in found})
         schema = (
-            f"its schema declares it {'/'.join(types)}" if types else "declare it in the tool's schema"
+            f"the schema declares it `{'|'.join(types)}`: delete the parsing"
+            if types
+            else "declare it in the tool's schema, delete the parsing"
         )
         return (
-            f"hand-rolled `{parser}` of parameter `{parse.parameter}` in `{parse.function}` (tool {tool}): "
-            f"a second source of truth next to the gate {gate}; {schema} and let the gate repair it on every path"
+            f"hand-rolled `{parser}` of parameter `{parse.parameter}` in `{parse.function}` (tool {tool}) is a "
+            f"second source of truth next to the gate {gate}; {schema} and let the gate repair it on every path"
         )
 
     def _related(self, project: Project, names: List[str]) -> List[Related]:

@@ -1,0 +1,246 @@
+"""Wrapping executors, so that every reader of a tool table gets repaired arguments.
+
+The fix for a second table of tools that bypasses the gate is to wrap the table once, where it is defined:
+``TOOLS = wrap_table({...}, SCHEMAS)``. Every path that reads the table then calls a wrapper that repairs the
+arguments first, whatever the path (sequential loop, thread pool, ``await``).
+
+Where the arguments are (``_arguments_slot``), unless ``args_at`` says so:
+
+1. a parameter named like a mapping of arguments (``args``, ``arguments``, ``params``, ``kwargs``, ``tool_args``,
+   ... see ``MAPPING_PARAMETER_NAMES``), else a parameter annotated as a ``dict``/``Mapping``: that one value
+   is repaired, whether it is passed by position (``fn(agent, args, ctx)``) or by keyword; unless the tool's
+   schema (when known at wrap time) has a property of that very name, which makes it a tool parameter;
+2. otherwise the keyword arguments of the call are repaired as the arguments (``fn(**args)``): this covers
+   ``**kwargs`` executors and executors whose parameters are the schema's properties. Values passed by
+   position are then left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Mapping as AbstractMapping
+from collections.abc import MutableMapping as AbstractMutableMapping
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
+
+from ._coerce import changed_values, coerce_args, unrename_args
+from ._schema import tool_parameters
+
+#: ``on_repair(tool_name, pointer, before, after)``, called for every repaired value (``pointer`` is a JSON
+#: pointer such as ``/steps/0/done`` using the registry's property names).
+RepairCallback = Callable[[str, str, Any, Any], None]
+#: Where schemas come from: a mapping from tool name, or a callable from tool name, to the tool's parameters
+#: schema or whole tool definition. A tool without schema (None, absent, or LookupError) passes through.
+SchemaSource = Union[Mapping[str, Any], Callable[[str], Any], None]
+#: A position (``1`` for ``fn(agent, args, ctx)``) or a parameter name (``"args"``).
+ArgumentsSlotHint = Union[int, str, None]
+
+Executor = TypeVar("Executor", bound=Callable[..., Any])
+
+MAPPING_PARAMETER_NAMES = frozenset(
+    {
+        "args",
+        "arguments",
+        "params",
+        "parameters",
+        "kwargs",
+        "tool_args",
+        "tool_arguments",
+        "tool_input",
+        "tool_params",
+        "function_args",
+        "function_arguments",
+        "input_args",
+    }
+)
+_MAPPING_ANNOTATION = re.compile(r"(?:typing\.|t\.|collections\.abc\.|abc\.)?(?:Dict|dict|Mapping|MutableMapping)")
+_MAPPING_ORIGINS = (dict, AbstractMapping, AbstractMutableMapping)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+# Keys that make a mapping one schema rather than a table of schemas by tool name.
+_SCHEMA_MARKERS = frozenset(
+    {"type", "properties", "parameters", "input_schema", "inputSchema", "function", "$ref", "anyOf", "oneOf", "allOf"}
+)
+
+
+def wrap_table(
+    table: Mapping[str, Any],
+    schemas: SchemaSource,
+    *,
+    args_at: ArgumentsSlotHint = None,
+    on_repair: Optional[RepairCallback] = None,
+) -> Dict[str, Any]:
+    """A new table whose executors repair their arguments against their tool's schema before running.
+
+    ``schemas`` is looked up by the table's key on every call (so a registry filled later is seen), and each
+    schema is compiled once. ``args_at`` says where the arguments are, for every executor (see the module
+    docstring for the rule used without it). Values that are not callable are kept as they are.
+    """
+    lookup = _schema_lookup(schemas)
+    return {
+        name: _wrap_executor(name, executor, lookup, args_at, on_repair) if callable(executor) else executor
+        for name, executor in table.items()
+    }
+
+
+def coerced(
+    name: str,
+    schema_or_schemas: Any,
+    *,
+    args_at: ArgumentsSlotHint = None,
+    on_repair: Optional[RepairCallback] = None,
+) -> Callable[[Executor], Executor]:
+    """Decorator: the executor of tool ``name`` repairs its arguments before running, like ``wrap_table``.
+
+    ``schema_or_schemas`` is the tool's schema (parameters or whole tool definition), or a ``SchemaSource``
+    to look ``name`` up in: a mapping that has schema keywords (``type``, ``properties``, ``parameters``, ...)
+    at its top is taken as the schema itself.
+    """
+    if isinstance(schema_or_schemas, AbstractMapping) and not _SCHEMA_MARKERS.isdisjoint(schema_or_schemas):
+        lookup = _schema_lookup({name: schema_or_schemas})
+    else:
+        lookup = _schema_lookup(schema_or_schemas)
+
+    def decorate(executor: Executor) -> Executor:
+        return _wrap_executor(name, executor, lookup, args_at, on_repair)  # type: ignore[return-value]
+
+    return decorate
+
+
+def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
+    if schemas is None:
+        return {}.get
+    if isinstance(schemas, AbstractMapping):
+        return schemas.get
+    if callable(schemas):
+        source = schemas
+
+        def call_source(name: str) -> Any:
+            try:
+                return source(name)
+            except LookupError:  # a registry that raises KeyError for a tool it has no schema for
+                return None
+
+        return call_source
+    raise TypeError(f"schemas must be a mapping, a callable or None, not {type(schemas).__name__}")
+
+
+class _Gate:
+    """Repairs one tool's arguments and reports each repair."""
+
+    __slots__ = ("name", "lookup", "on_repair")
+
+    def __init__(self, name: str, lookup: Callable[[str], Any], on_repair: Optional[RepairCallback]) -> None:
+        self.name = name
+        self.lookup = lookup
+        self.on_repair = on_repair
+
+    def __call__(self, args: Any) -> Any:
+        parameters = self.lookup(self.name)
+        if parameters is None:
+            return args
+        repaired = coerce_args(parameters, args)
+        if repaired is not args and self.on_repair is not None:
+            for pointer, before, after in changed_values(unrename_args(parameters, args), repaired):
+                self.on_repair(self.name, pointer, before, after)
+        return repaired
+
+
+def _wrap_executor(
+    name: str,
+    executor: Callable[..., Any],
+    lookup: Callable[[str], Any],
+    args_at: ArgumentsSlotHint,
+    on_repair: Optional[RepairCallback],
+) -> Callable[..., Any]:
+    gate = _Gate(name, lookup, on_repair)
+    slot = _arguments_slot(executor, args_at, lookup(name))
+    if slot is None:
+
+        def repair_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+            repaired = gate(kwargs) if kwargs else kwargs
+            return args, repaired if isinstance(repaired, dict) else kwargs
+
+    else:
+        index, keyword = slot
+
+        def repair_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+            if index is not None and index < len(args):
+                value = args[index]
+                repaired = gate(value)
+                if repaired is not value:
+                    args = args[:index] + (repaired,) + args[index + 1 :]
+            elif keyword is not None and keyword in kwargs:
+                value = kwargs[keyword]
+                repaired = gate(value)
+                if repaired is not value:
+                    kwargs = {**kwargs, keyword: repaired}
+            return args, kwargs
+
+    if _is_async(executor):
+
+        @functools.wraps(executor)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            args, kwargs = repair_call(args, kwargs)
+            return await executor(*args, **kwargs)
+
+        return run_async
+
+    @functools.wraps(executor)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = repair_call(args, kwargs)
+        return executor(*args, **kwargs)
+
+    return run
+
+
+def _is_async(executor: Callable[..., Any]) -> bool:
+    """Coroutine functions, and objects whose ``__call__`` is one (the wrapper must be awaitable too)."""
+    return inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None))
+
+
+def _arguments_slot(
+    executor: Callable[..., Any], hint: ArgumentsSlotHint, schema: Any
+) -> Optional[Tuple[Optional[int], Optional[str]]]:
+    """(position, keyword) of the parameter that receives the arguments mapping; None: keyword arguments."""
+    try:
+        parameters = list(inspect.signature(executor).parameters.values())
+    except (TypeError, ValueError):  # builtins and other callables without a signature
+        parameters = []
+    positional = [parameter for parameter in parameters if parameter.kind in _POSITIONAL]
+    if isinstance(hint, int):
+        named = positional[hint] if hint < len(positional) else None
+        keyword = named.name if named is not None and named.kind != inspect.Parameter.POSITIONAL_ONLY else None
+        return hint, keyword
+    if isinstance(hint, str):
+        for index, parameter in enumerate(positional):
+            if parameter.name == hint:
+                return index, (hint if parameter.kind != inspect.Parameter.POSITIONAL_ONLY else None)
+        return None, hint
+    candidates = [p for p in parameters if p.kind in _POSITIONAL or p.kind == inspect.Parameter.KEYWORD_ONLY]
+    chosen = next((p for p in candidates if p.name.lower() in MAPPING_PARAMETER_NAMES), None)
+    if chosen is None:
+        chosen = next((p for p in candidates if _is_mapping_annotation(p.annotation)), None)
+    if chosen is None or chosen.name in _property_names(schema):
+        return None
+    index = positional.index(chosen) if chosen in positional else None
+    return index, (chosen.name if chosen.kind != inspect.Parameter.POSITIONAL_ONLY else None)
+
+
+def _is_mapping_annotation(annotation: Any) -> bool:
+    if annotation is inspect.Parameter.empty:
+        return False
+    if isinstance(annotation, str):  # postponed annotations (from __future__ import annotations)
+        return _MAPPING_ANNOTATION.fullmatch(annotation.split("[", 1)[0].strip()) is not None
+    origin = typing.get_origin(annotation) or annotation
+    try:
+        return origin in _MAPPING_ORIGINS or (isinstance(origin, type) and issubclass(origin, dict))
+    except TypeError:  # unhashable or exotic annotation objects
+        return False
+
+
+def _property_names(schema: Any) -> Any:
+    parameters = tool_parameters(schema)
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    return properties if isinstance(properties, dict) else ()

@@ -1,0 +1,165 @@
+"""The command's contract: exit codes, formats, filters, configuration errors, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO, write_project
+
+EXAMPLE = FIXTURES / "example"
+
+
+def test_json_output_shape(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["version"] == 1
+    finding = data["findings"][0]
+    assert set(finding) == {
+        "code", "name", "message", "path", "line", "column", "end_line", "end_column", "fixable", "fix_safety",
+        "related",
+    }
+    dl101 = [f for f in data["findings"] if f["code"] == "DL101"]
+    assert dl101 and all(f["name"] == "unguarded-dispatch" for f in dl101)
+    related = {item["message"] for item in dl101[0]["related"]}
+    assert "table `BUILTIN_EXECUTORS`" in related and "gate `coerce_tool_args`" in related
+    assert data["findings"] == sorted(data["findings"], key=lambda f: (f["path"], f["line"], f["column"], f["code"]))
+
+
+def test_paths_are_relative_to_the_working_directory(run_cli) -> None:
+    result = run_cli(FIXTURES, "--format", "json", "example")
+    assert {f["path"].split("/")[0] for f in result.findings()} == {"example"}
+    assert result.exit_code == 1
+
+
+def test_one_file_gives_the_same_findings_as_the_whole_project(run_cli) -> None:
+    whole = run_cli(EXAMPLE, "--format", "json").findings()
+    one = run_cli(EXAMPLE, "--format", "json", "taskbot/pool.py").findings()
+    assert one == [f for f in whole if f["path"] == "taskbot/pool.py"]
+    assert one
+
+
+def test_text_output_has_location_code_and_caret(run_cli) -> None:
+    result = run_cli(EXAMPLE)
+    assert result.exit_code == 1
+    assert "taskbot/loop.py:26:16: DL101" in result.stdout
+    assert "^^^^" in result.stdout
+    assert result.stdout.rstrip().endswith("Found 3 findings.")
+
+
+def test_github_annotations(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--format", "github")
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("::error file=taskbot/builtin.py,line=13,col=17,")
+
+
+def test_select_ignore_exit_zero_statistics(run_cli) -> None:
+    assert run_cli(EXAMPLE, "--select", "DL201", "--format", "json").locations() == {("DL201", "taskbot/builtin.py:13")}
+    ignored = run_cli(EXAMPLE, "--ignore", "DL1,DL201", "--format", "json")
+    assert ignored.findings() == [] and ignored.exit_code == 0
+    assert run_cli(EXAMPLE, "--exit-zero").exit_code == 0
+    stats = run_cli(EXAMPLE, "--statistics")
+    assert "2  DL101  unguarded-dispatch" in stats.stdout and "1  DL201" in stats.stdout
+
+
+def test_unknown_rule_code_is_a_usage_error(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--select", "DL999")
+    assert result.exit_code == 2
+    assert "unknown rule code" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_list_rules_and_explain(run_cli) -> None:
+    listed = run_cli(EXAMPLE, "--list-rules")
+    assert listed.exit_code == 0 and "DL101  unguarded-dispatch" in listed.stdout
+    explained = run_cli(EXAMPLE, "--explain", "dl101")
+    assert explained.exit_code == 0 and "## Why is this bad?" in explained.stdout
+    assert run_cli(EXAMPLE, "--explain", "DL999").exit_code == 2
+
+
+def test_missing_path_is_a_usage_error(run_cli) -> None:
+    result = run_cli(EXAMPLE, "no/such/file.py")
+    assert result.exit_code == 2 and "no such file" in result.stderr
+
+
+def test_broken_pyproject_is_a_clear_error(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.dispatchlint\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    result = run_cli(tmp_path)
+    assert result.exit_code == 2
+    assert "pyproject.toml" in result.stderr and "invalid TOML" in result.stderr
+
+
+def test_unknown_config_key_is_a_clear_error(tmp_path: Path, run_cli) -> None:
+    write_project(tmp_path, {"a.py": "x = 1\n"}, {"gatez": ["x"]})
+    result = run_cli(tmp_path)
+    assert result.exit_code == 2 and "gatez" in result.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_file_is_reported_and_the_run_goes_on(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    secret = project / "taskbot" / "secret.py"
+    secret.write_text("x = 1\n", encoding="utf-8")
+    secret.chmod(0)
+    try:
+        result = run_cli(project, "--format", "json")
+    finally:
+        secret.chmod(0o644)
+    assert result.exit_code == 2
+    assert "taskbot/secret.py: cannot read" in result.stderr
+    assert len(result.findings()) == 3
+
+
+def test_unreadable_file_via_fault(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same contract where the test runs as root: a read that fails names the file and exits 2."""
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    original = Path.read_bytes
+
+    def failing(self: Path) -> bytes:
+        if self.name == "pool.py":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", failing)
+    result = run_cli(project, "--format", "json")
+    assert result.exit_code == 2
+    assert "taskbot/pool.py: cannot read: Permission denied" in result.stderr
+    assert {f["path"] for f in result.findings()} == {"taskbot/builtin.py", "taskbot/loop.py"}
+
+
+def test_suppression_comment(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    loop = project / "taskbot" / "loop.py"
+    lines = loop.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[25] = lines[25].rstrip("\n") + "  # dispatchlint: ignore[DL101]\n"
+    loop.write_text("".join(lines), encoding="utf-8")
+    result = run_cli(project, "--format", "json")
+    assert ("DL101", "taskbot/loop.py:26") not in result.locations()
+    assert ("DL101", "taskbot/pool.py:21") in result.locations()
+
+
+def test_console_script_and_module_entry_point() -> None:
+    for command in ([sys.executable, "-m", "dispatchlint", "--format", "json"],):
+        completed = subprocess.run(command, cwd=EXAMPLE, capture_output=True, text=True, check=False)
+        assert completed.returncode == 1, completed.stderr
+        assert len(json.loads(completed.stdout)["findings"]) == 3
+    version = subprocess.run([sys.executable, "-m", "dispatchlint", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and "dispatchlint" in version.stdout
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    blocks = [block.split("```")[0].strip() for block in readme.split("```bash")[1:3]]
+    assert len(blocks) == 2
+    assert blocks[1] in ci
