@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis import _syntax as syn
@@ -37,13 +37,17 @@ from dispatchlint.analysis.facts import (
 from dispatchlint.config import Config
 
 GATED = "gated"
+#: The model's arguments, seen flowing from the wire (``json.loads``, ``tool_call.function.arguments``).
 RAW = "raw"
+#: A parameter named like a tool call's arguments whose callers cannot be followed: raw only with corroboration.
+RAW_BY_NAME = "raw-by-name"
 UNKNOWN = "unknown"
 
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = "dispatchlint.runtime"
 _SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
 _MAX_DEPTH = 4
+_TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class LinkedEntry:
     span: Span
     executors: Tuple[str, ...]
     wrapped: bool
+    #: The value is a class (an argument model or a tool class), not a function.
+    is_class: bool = False
 
 
 @dataclass
@@ -93,6 +99,13 @@ class Site:
     chain: Optional[NameChain] = None
     arm: Optional[ChainArm] = None
     fallback: str = ""
+    #: Independent evidence that this is a tool path (not only a parameter's name).
+    corroborated: bool = False
+
+    @property
+    def unguarded(self) -> bool:
+        """A tool runs here with the model's arguments as they arrived."""
+        return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_BY_NAME and self.corroborated))
 
 
 class Project:
@@ -393,7 +406,7 @@ class Project:
             return UNKNOWN
         self._verdicts[memo_key] = UNKNOWN  # a cycle of calls says nothing
         definition = found[1]
-        by_name = RAW if flow.name in syn.ARGS_NAMES else UNKNOWN
+        by_name = RAW_BY_NAME if flow.name in syn.ARGS_NAMES else UNKNOWN
         verdicts = []
         for caller_module, call in self.callers(qualified, definition):
             bound = _bind(call, definition, flow.name)
@@ -544,6 +557,8 @@ class Project:
             if target and self.function(target):
                 executors = (target,)
                 wrapped = target in self.gated_entries or self._decorated_by_gate(target)
+            elif target and self._symbols.get(target, ("",))[0] == "class":
+                return LinkedEntry(key, module, span, (), False, is_class=True)
         elif value.kind == "lambda":
             target = self.resolve(module, value.target, context, class_name) if value.target else None
             executors = (target,) if target and self.function(target) else ()
@@ -593,6 +608,8 @@ class Project:
         for module in self.modules:
             for dispatch in module.dispatches:
                 for table in self._dispatched_tables(module, dispatch):
+                    if self._holds_only_classes(table):
+                        continue  # instantiating argument models or tool classes is not running a tool
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     verdict = GATED if table.wrapped else self._site_verdict(module, dispatch.function, dispatch.args)
                     sites.append(
@@ -600,7 +617,35 @@ class Project:
                     )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
-        return sites
+        corroborated_tables = {
+            id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
+        }
+        return [
+            replace(
+                site,
+                corroborated=site.chain is not None
+                or id(site.table) in corroborated_tables
+                or bool(_TOOLISH.search(site.key)),
+            )
+            for site in sites
+        ]
+
+    def _holds_only_classes(self, table: LinkedTable) -> bool:
+        entries = [entry for entry in table.entries]
+        return bool(entries) and all(not entry.executors and entry.is_class for entry in entries)
+
+    def _tool_table_evidence(self, table: LinkedTable, sites: Sequence[Site]) -> bool:
+        """A table is a tool table on its own evidence: its name, its keys, its executors, a gated reader."""
+        if table.configured or table.keys & set(self.schemas) or _TOOLISH.search(table.definition.name):
+            return True
+        if any(site.table is table and site.verdict == GATED and site.tool_like for site in sites):
+            return True
+        for entry in table.entries:
+            for executor in entry.executors:
+                found = self.function(executor)
+                if found is not None and any(param in syn.ARGS_NAMES for param in found[1].params):
+                    return True
+        return False
 
     def _dispatched_tables(self, module: ModuleFacts, dispatch: Dispatch) -> List[LinkedTable]:
         if dispatch.table:
@@ -702,13 +747,25 @@ def combine(verdicts: Sequence[str], every: bool) -> str:
     """Join verdicts. ``every``: all paths must be gated (alternatives); else any gated value guards a call."""
     if not verdicts:
         return UNKNOWN
-    if every:
-        if all(verdict == GATED for verdict in verdicts):
-            return GATED
-        return RAW if RAW in verdicts else UNKNOWN
-    if GATED in verdicts:
+    if every and all(verdict == GATED for verdict in verdicts):
         return GATED
-    return RAW if RAW in verdicts else UNKNOWN
+    if not every and GATED in verdicts:
+        return GATED
+    for verdict in (RAW, RAW_BY_NAME):
+        if verdict in verdicts:
+            return verdict
+    return UNKNOWN
+
+
+def _position(call: Call, definition: FunctionDef, parameter: str) -> Optional[int]:
+    """The positional index at which ``call`` passes ``parameter`` (a method called as ``x.m()`` skips self)."""
+    params = list(definition.params)
+    if parameter not in params:
+        return None
+    index = params.index(parameter)
+    if definition.class_name and params[0] in ("self", "cls") and "." in call.callee:
+        index -= 1
+    return index if index >= 0 else None
 
 
 def _bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]:
@@ -716,15 +773,10 @@ def _bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]
     for name, flow in call.keywords:
         if name == parameter:
             return flow
-    params = list(definition.params)
-    if parameter not in params:
-        return None
-    index = params.index(parameter)
-    if definition.class_name and params and params[0] in ("self", "cls") and "." in call.callee:
-        index -= 1
-    if 0 <= index < len(call.positional):
+    index = _position(call, definition, parameter)
+    if index is not None and index < len(call.positional):
         return call.positional[index]
-    if call.star:
+    if index is not None and call.star:
         return Either(call.star) if len(call.star) > 1 else call.star[0]
     return None
 
@@ -733,14 +785,8 @@ def _bound_literal(
     literals: Dict[str, Tuple[str, str]], definition: FunctionDef, parameter: str, call: Call, kind: str
 ) -> Optional[str]:
     """The literal (string or dotted name) a call passes for ``parameter``."""
-    params = list(definition.params)
-    slots = [parameter]
-    if parameter in params:
-        index = params.index(parameter)
-        if definition.class_name and params and params[0] in ("self", "cls") and "." in call.callee:
-            index -= 1
-        slots.append(str(index))
-    for slot in slots:
+    index = _position(call, definition, parameter)
+    for slot in (parameter, str(index)):
         found = literals.get(slot)
         if found is not None and found[0] == kind:
             return found[1]

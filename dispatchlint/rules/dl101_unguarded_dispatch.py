@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from dispatchlint.analysis.link import RAW, Project, Site
+from dispatchlint.analysis.link import GATED, Project, Site
 from dispatchlint.rules._base import Case, Finding, Related, Rule, related
 
 _GATE = '''
@@ -159,7 +159,7 @@ class UnguardedDispatch(Rule):
         gate = project.gate_display()
         gate_locations = [related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()]
         for site in project.sites:
-            if not site.tool_like or site.verdict != RAW:
+            if not site.unguarded:
                 continue
             yield self.finding(site.module, site.span, self._message(project, site, gate), self._related(site, gate_locations))
 
@@ -173,7 +173,7 @@ class UnguardedDispatch(Rule):
                 f"`{fallback}`, which repairs them with {gate}: coerce once ahead of the `{site.key}` chain"
             )
         assert site.table is not None
-        guarded = [other for other in project.sites_of(site.table) if other.verdict != RAW and other.tool_like]
+        guarded = [other for other in project.sites_of(site.table) if other.verdict == GATED and other.tool_like]
         others = ""
         if guarded:
             first = guarded[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.link import RAW, Project
+from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Rule, related
 
 _TOOLS = '''
@@ -58,7 +58,7 @@ class UngatedTools(Rule):
         if project.has_gate:
             return
         for table in project.tool_tables():
-            raw_sites = [site for site in project.sites_of(table) if site.tool_like and site.verdict == RAW]
+            raw_sites = [site for site in project.sites_of(table) if site.unguarded]
             if not raw_sites:
                 continue
             paths = ", ".join(f"{site.module.path}:{site.span.line}" for site in raw_sites[:3])
