@@ -32,6 +32,10 @@ class Raw:
     why: str
 
 
+#: ``Raw.why`` of a ``json.loads`` of a string not known to be a tool call's arguments (weaker evidence).
+WEAK_JSON = "json.loads"
+
+
 @dataclass(frozen=True)
 class Param:
     """The value is (a piece of) parameter ``name`` of ``function``; its callers decide what it is."""

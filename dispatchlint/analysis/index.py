@@ -18,6 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import (
     UNKNOWN,
+    WEAK_JSON,
     Alias,
     Call,
     CallResult,
@@ -683,7 +684,10 @@ class _ModuleIndexer:
     def _call_flow(self, node: cst.Call, scope: _Scope, depth: int) -> Flow:
         callee = syn.dotted_name(node.func)
         if callee is not None and self.resolve_local(callee) in _JSON_PARSERS:
-            return Raw("json.loads")
+            inner = self._flow(node.args[0].value, scope, depth + 1) if node.args else UNKNOWN
+            if isinstance(inner, Raw) or (isinstance(inner, Param) and inner.name in syn.ARGS_NAMES):
+                return Raw("arguments")
+            return Raw(WEAK_JSON)
         pair = syn.get_call(node)
         if pair is not None:
             key = syn.string_value(pair[1])

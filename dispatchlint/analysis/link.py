@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import (
+    WEAK_JSON,
     Alias,
     Call,
     CallResult,
@@ -39,14 +40,18 @@ from dispatchlint.config import Config
 GATED = "gated"
 #: The model's arguments, seen flowing from the wire (``json.loads``, ``tool_call.function.arguments``).
 RAW = "raw"
-#: A parameter named like a tool call's arguments whose callers cannot be followed: raw only with corroboration.
-RAW_BY_NAME = "raw-by-name"
+#: Probably the model's arguments (a parameter named like them whose callers cannot be followed, or the
+#: ``json.loads`` of some string): raw only with corroborating evidence that the path runs a tool.
+RAW_WEAK = "raw-weak"
 UNKNOWN = "unknown"
 
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = "dispatchlint.runtime"
 _SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
 _MAX_DEPTH = 4
+#: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
+#: generic ``kwargs``/``params`` that any factory takes.
+_EXECUTOR_ARGS = syn.ARGS_NAMES - {"kwargs", "params"}
 _TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
 
@@ -105,7 +110,7 @@ class Site:
     @property
     def unguarded(self) -> bool:
         """A tool runs here with the model's arguments as they arrived."""
-        return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_BY_NAME and self.corroborated))
+        return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_WEAK and self.corroborated))
 
 
 class Project:
@@ -381,7 +386,7 @@ class Project:
     def evaluate(self, flow: Flow, module: ModuleFacts, function: str, depth: int = 0) -> str:
         """Whether a value reaching a site is the model's raw arguments, gated arguments, or unknown."""
         if isinstance(flow, Raw):
-            return RAW
+            return RAW_WEAK if flow.why == WEAK_JSON else RAW
         if isinstance(flow, Either):
             return combine([self.evaluate(option, module, function, depth) for option in flow.options], every=True)
         if isinstance(flow, CallResult):
@@ -406,7 +411,7 @@ class Project:
             return UNKNOWN
         self._verdicts[memo_key] = UNKNOWN  # a cycle of calls says nothing
         definition = found[1]
-        by_name = RAW_BY_NAME if flow.name in syn.ARGS_NAMES else UNKNOWN
+        by_name = RAW_WEAK if flow.name in syn.ARGS_NAMES else UNKNOWN
         verdicts = []
         for caller_module, call in self.callers(qualified, definition):
             bound = _bind(call, definition, flow.name)
@@ -643,7 +648,7 @@ class Project:
         for entry in table.entries:
             for executor in entry.executors:
                 found = self.function(executor)
-                if found is not None and any(param in syn.ARGS_NAMES for param in found[1].params):
+                if found is not None and any(param in _EXECUTOR_ARGS for param in found[1].params):
                     return True
         return False
 
@@ -699,7 +704,9 @@ class Project:
         """Tables that hold tools: dispatched with tool names, configured, or keyed by declared tool names."""
         schema_names = set(self.schemas)
         dispatched = {
-            id(site.table) for site in self.sites if site.table is not None and site.tool_like and site.verdict != UNKNOWN
+            id(site.table)
+            for site in self.sites
+            if site.table is not None and (site.unguarded or (site.tool_like and site.verdict == GATED))
         }
         return [
             table
@@ -751,7 +758,7 @@ def combine(verdicts: Sequence[str], every: bool) -> str:
         return GATED
     if not every and GATED in verdicts:
         return GATED
-    for verdict in (RAW, RAW_BY_NAME):
+    for verdict in (RAW, RAW_WEAK):
         if verdict in verdicts:
             return verdict
     return UNKNOWN

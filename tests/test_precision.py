@@ -1,0 +1,197 @@
+"""Shapes from real agent code that must stay silent (and a few that must not), as small projects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import write_project
+
+GATE = '''
+import json
+
+SCHEMAS = {"search": {"type": "object", "properties": {"query": {"type": "string"}, "tags": {"type": "array"}}}}
+
+def coerce_tool_args(tool_name, args):
+    props = SCHEMAS.get(tool_name, {}).get("properties", {})
+    return {k: json.loads(v) if props.get(k, {}).get("type") == "array" and isinstance(v, str) else v
+            for k, v in args.items()}
+'''
+
+REGISTRY = '''
+from agent.gate import coerce_tool_args
+
+def search(query, tags=()):
+    return [query, *tags]
+
+REGISTRY = {"search": search}
+
+def handle_function_call(tool_name, args):
+    args = coerce_tool_args(tool_name, args)
+    return REGISTRY[tool_name](**args)
+'''
+
+SILENT = {
+    "model factory keyed by a name, called with **kwargs": '''
+def make_gpt(**kwargs):
+    return ("gpt", kwargs)
+
+MODELS = {"gpt": make_gpt}
+
+def create_model(model_name, **kwargs):
+    return MODELS[model_name](**kwargs)
+''',
+    "argument models instantiated from the raw arguments": '''
+import json
+
+class SearchArgs:
+    def __init__(self, query, tags=()):
+        self.query = query
+
+ARG_MODELS = {"search": SearchArgs}
+
+def parse(call):
+    return ARG_MODELS[call.name](**json.loads(call.arguments))
+''',
+    "event handlers keyed by an event name": '''
+import json
+
+def on_open(event):
+    return event
+
+HANDLERS = {"open": on_open}
+
+def receive(frame):
+    message = json.loads(frame)
+    return HANDLERS[message["event_name"]](message)
+''',
+    "provider clients keyed by provider name, given config": '''
+def openai_client(config):
+    return config
+
+PROVIDERS = {"openai": openai_client}
+
+def client_for(provider_name, config):
+    return PROVIDERS[provider_name](config)
+''',
+    "CLI sub-commands from argparse": '''
+import argparse
+
+def cmd_run(ns):
+    return ns
+
+COMMANDS = {"run": cmd_run}
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command")
+    args = parser.parse_args(argv)
+    return COMMANDS[args.command](args)
+''',
+    "result renderers keyed by tool name, called with the result": '''
+def render_search(result):
+    return str(result)
+
+RENDERERS = {"search": render_search}
+
+def show(tool_name, result):
+    return RENDERERS[tool_name](result)
+''',
+    "tool objects dispatched through their public method": '''
+import json
+
+class SearchTool:
+    name = "search"
+    def run(self, args):
+        return args
+
+TOOL_OBJECTS = {"search": SearchTool()}
+
+def run(call):
+    return TOOL_OBJECTS[call.name].run(json.loads(call.arguments))
+''',
+    "gate inline in the call": '''
+import json
+from agent.gate import coerce_tool_args
+from agent.registry import REGISTRY
+
+def run(call):
+    return REGISTRY[call.name](**coerce_tool_args(call.name, json.loads(call.arguments)))
+''',
+    "dispatcher only reachable through the gated entry": '''
+from agent.gate import coerce_tool_args
+from agent.registry import REGISTRY
+
+class Runner:
+    def handle(self, tool_name, args):
+        args = coerce_tool_args(tool_name, args)
+        return self._dispatch(tool_name, args)
+
+    def _dispatch(self, tool_name, args):
+        return REGISTRY[tool_name](**args)
+''',
+    "string key: a fixed tool called on purpose": '''
+from agent.registry import REGISTRY
+
+def warm_up():
+    return REGISTRY["search"](query="ping")
+''',
+}
+
+
+@pytest.mark.parametrize("source", list(SILENT.values()), ids=list(SILENT))
+def test_silent_shapes(source: str, tmp_path: Path, run_cli) -> None:
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/extra.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert [f for f in result.findings() if f["path"] == "agent/extra.py"] == []
+
+
+def test_a_project_without_a_gate_is_silent_by_default(tmp_path: Path, run_cli) -> None:
+    source = REGISTRY.replace("from agent.gate import coerce_tool_args\n", "").replace(
+        "    args = coerce_tool_args(tool_name, args)\n", ""
+    )
+    files = {
+        "agent/__init__.py": "",
+        "agent/registry.py": source,
+        "agent/loop.py": "import json\nfrom agent.registry import REGISTRY\n\n"
+        "def run(call):\n    return REGISTRY[call.name](**json.loads(call.arguments))\n",
+    }
+    project = write_project(tmp_path, files)
+    assert run_cli(project, "--format", "json").findings() == []
+    opted_in = run_cli(project, "--format", "json", "--select", "DL102")
+    assert opted_in.locations() == {("DL102", "agent/registry.py:6")}
+
+
+def test_branch_only_gating_does_not_guard(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.gate import coerce_tool_args
+from agent.registry import REGISTRY
+
+def run(call, strict):
+    args = json.loads(call.arguments)
+    if strict:
+        args = coerce_tool_args(call.name, args)
+    return REGISTRY[call.name](**args)
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:10")}
+
+
+def test_gating_in_both_branches_guards(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.gate import coerce_tool_args
+from agent.registry import REGISTRY
+
+def run(call, strict):
+    if strict:
+        args = coerce_tool_args(call.name, json.loads(call.arguments))
+    else:
+        args = coerce_tool_args(call.name, {})
+    return REGISTRY[call.name](**args)
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []
