@@ -195,3 +195,34 @@ def run(call, strict):
 '''
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []
+
+
+def test_name_chain_whose_fallback_runs_in_an_executor_through_copied_names(tmp_path: Path, run_cli) -> None:
+    """The shape of a real agent loop: the fallback hands copies of the name and arguments to a lambda."""
+    source = '''
+import asyncio
+import json
+from agent.registry import handle_function_call
+
+def todo_tool(todos=None, merge=False):
+    return todos
+
+async def run(tool_call, executor):
+    tool_name = tool_call.function.name
+    try:
+        args = json.loads(tool_call.function.arguments)
+    except json.JSONDecodeError:
+        args = {}
+    if tool_name == "todo":
+        result = todo_tool(todos=args.get("todos"), merge=args.get("merge", False))
+    elif tool_name == "memory":
+        result = json.dumps({"error": "not available"})
+    else:
+        loop = asyncio.get_event_loop()
+        _tn, _ta = tool_name, args
+        result = await loop.run_in_executor(executor, lambda: handle_function_call(_tn, _ta))
+    return result
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:15")}

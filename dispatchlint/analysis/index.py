@@ -291,7 +291,8 @@ class _ModuleIndexer:
         elif isinstance(small, cst.Assign):
             self._expression(small.value, scope)
             for target in small.targets:
-                self._assign(target.target, small.value, scope, small)
+                for name, value in _paired(target.target, small.value):
+                    self._assign(name, value, scope, small)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._expression(small.value, scope)
@@ -801,14 +802,18 @@ class _ModuleIndexer:
         )
 
     def _fallback_call(self, body: Sequence[cst.CSTNode], variable: str) -> Optional[Tuple[str, Span]]:
+        """The first call in the fallback that is handed the tested name (or a copy of it, such as the
+        ``_tn`` of ``_tn, _ta = tool_name, args`` captured for a lambda)."""
+        names = {variable}
         for statement in body:
             for call in _all_calls(statement):
                 callee = syn.dotted_name(call.func)
-                passes_name = any(
-                    isinstance(arg.value, cst.Name) and arg.value.value == variable for arg in call.args
-                )
+                passes_name = any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in call.args)
                 if callee is not None and passes_name:
                     return callee, self.span(call)
+            for target, value in _simple_assignments(statement):
+                if syn.dotted_name(value) in names and isinstance(target, cst.Name):
+                    names.add(target.value)
         return None
 
     # ---------------------------------------------------------------------------------------------- schemas
@@ -924,6 +929,28 @@ def _decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
             if value is not None:
                 return value
     return None
+
+
+def _simple_assignments(statement: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(target, value)`` pairs of a statement's plain assignments, tuples unpacked pairwise."""
+    pairs: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return pairs
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                pairs.extend(_paired(target.target, small.value))
+    return pairs
+
+
+def _paired(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) == len(value.elements) and not any(
+            isinstance(el, cst.StarredElement) for el in list(target.elements) + list(value.elements)
+        ):
+            return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        return []
+    return [(target, value)]
 
 
 def _target_names(target: cst.BaseExpression) -> List[str]:

@@ -700,8 +700,9 @@ class Project:
 
     # ------------------------------------------------------------------------------------------ queries
 
-    def tool_tables(self) -> List[LinkedTable]:
-        """Tables that hold tools: dispatched with tool names, configured, or keyed by declared tool names."""
+    def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
+        """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by
+        declared tool names."""
         schema_names = set(self.schemas)
         dispatched = {
             id(site.table)
@@ -711,7 +712,7 @@ class Project:
         return [
             table
             for table in self.tables.values()
-            if id(table) in dispatched or table.configured or (table.keys & schema_names)
+            if id(table) in dispatched or table.configured or (not dispatched_only and table.keys & schema_names)
         ]
 
     def sites_of(self, table: LinkedTable) -> List[Site]:

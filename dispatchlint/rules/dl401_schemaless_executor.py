@@ -49,7 +49,7 @@ class SchemalessExecutor(Rule):
     def check(self, project: Project) -> Iterable[Finding]:
         if not project.has_gate:
             return
-        for table in project.tool_tables():
+        for table in project.tool_tables(dispatched_only=True):
             for entry in table.entries:
                 if entry.key is None or entry.key in project.schemas:
                     continue
