@@ -226,3 +226,30 @@ async def run(tool_call, executor):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:15")}
+
+
+def test_table_handed_to_a_constructor_is_followed(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.registry import REGISTRY
+
+class Agent:
+    def __init__(self, tools=None):
+        self.tools = tools or {}
+
+    def step(self, call):
+        return self.tools[call.name](**json.loads(call.arguments))
+
+class Quiet:
+    def __init__(self, formatters):
+        self.formatters = formatters
+
+    def show(self, call):
+        return self.formatters[call.name](**json.loads(call.arguments))
+
+def build():
+    return Agent(tools=REGISTRY), Quiet({})
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:10")}

@@ -125,13 +125,15 @@ class TableFill:
 
 @dataclass(frozen=True)
 class Alias:
-    """``name = target`` where target is a dotted name or a call; ``owner`` as in TableDef."""
+    """``name = target`` where target is a dotted name, a call or a parameter of ``function`` (a table handed
+    to a constructor: ``self.tools = tools``); ``owner`` as in TableDef."""
 
     name: str
     scope: str
     owner: str
     target: ValueRef
     span: Span
+    function: str = ""
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -480,10 +480,13 @@ class _ModuleIndexer:
             )
             if entries and all(entry.value.kind != "other" for entry in entries):
                 self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
+        elif isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            self._table_or_alias(name, table_scope, owner, value.left, statement, annotation, scope)
         elif isinstance(value, (cst.Name, cst.Attribute, cst.Call)):
             ref = self._value_ref(value, scope)
-            if ref.kind in ("ref", "call"):
-                self.aliases.append(Alias(name, table_scope, owner, ref, span))
+            if ref.kind in ("ref", "call", "param"):
+                function = scope.qualname if scope.kind == "function" else ""
+                self.aliases.append(Alias(name, table_scope, owner, ref, span, function))
 
     def _item_fill(
         self, target: cst.Subscript, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode

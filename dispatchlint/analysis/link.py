@@ -106,6 +106,9 @@ class Site:
     fallback: str = ""
     #: Independent evidence that this is a tool path (not only a parameter's name).
     corroborated: bool = False
+    #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
+    #: (module, call): those are the bypasses, not the dispatch itself.
+    bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
 
     @property
     def unguarded(self) -> bool:
@@ -343,6 +346,8 @@ class Project:
                 owner = f"{module.module}.{call.function}" if call.function else module.module
                 self._calls_by_function[owner].append((module, call))
                 resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+                if resolved is not None and self._symbols.get(resolved, ("",))[0] == "class":
+                    resolved = self._member(resolved, "__init__")
                 if resolved is not None and self.function(resolved) is not None:
                     self._callers[resolved].append((module, call))
                 elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
@@ -617,8 +622,19 @@ class Project:
                         continue  # instantiating argument models or tool classes is not running a tool
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     verdict = GATED if table.wrapped else self._site_verdict(module, dispatch.function, dispatch.args)
+                    bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
                     sites.append(
-                        Site(module, dispatch.function, dispatch.span, dispatch.kind, dispatch.key, tool_like, verdict, table)
+                        Site(
+                            module,
+                            dispatch.function,
+                            dispatch.span,
+                            dispatch.kind,
+                            dispatch.key,
+                            tool_like,
+                            verdict,
+                            table,
+                            bypasses=bypasses,
+                        )
                     )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
@@ -654,10 +670,40 @@ class Project:
 
     def _dispatched_tables(self, module: ModuleFacts, dispatch: Dispatch) -> List[LinkedTable]:
         if dispatch.table:
-            table = self.table_for(module, dispatch.table, dispatch.function)
-            return [table] if table is not None else []
+            resolved = self.resolve(module, dispatch.table, dispatch.function, self.class_of(module, dispatch.function))
+            return self._tables_at(resolved, 0)
         resolver = self.resolve(module, dispatch.resolver, dispatch.function, self.class_of(module, dispatch.function))
         return self._resolver_tables(resolver, 0) if resolver else []
+
+    def _tables_at(self, qualified: Optional[str], depth: int) -> List[LinkedTable]:
+        """The tables a resolved name holds: a table, or the tables callers pass for a parameter alias
+        (``def __init__(self, tools): self.tools = tools`` called as ``Agent(TOOLS)``)."""
+        if qualified is None:
+            return []
+        if qualified in self.tables:
+            return [self.tables[qualified]]
+        symbol = self._symbols.get(qualified)
+        if symbol is None or symbol[0] != "alias" or depth > 2:
+            return []
+        alias, module = symbol[1], symbol[2]
+        assert isinstance(alias, Alias)
+        if alias.target.kind != "param" or not alias.function:
+            return []
+        function = f"{module.module}.{alias.function}"
+        found = self.function(function)
+        if found is None:
+            return []
+        tables: List[LinkedTable] = []
+        for caller_module, call in self.callers(function, found[1]):
+            literals = dict((slot, (kind, value)) for slot, kind, value in call.literals)
+            passed = _bound_literal(literals, found[1], alias.target.target, call, "ref")
+            if passed is None:
+                continue
+            resolved = self.resolve(caller_module, passed, call.function, self.class_of(caller_module, call.function))
+            for table in self._tables_at(resolved, depth + 1):
+                if table not in tables:
+                    tables.append(table)
+        return tables
 
     def _resolver_tables(self, resolver: str, depth: int) -> List[LinkedTable]:
         found = self.function(resolver)
@@ -672,10 +718,29 @@ class Project:
                 inner = self.resolve(module, lookup.table[:-2], lookup.function, definition.class_name)
                 tables.extend(self._resolver_tables(inner, depth + 1) if inner else [])
             else:
-                table = self.table_for(module, lookup.table, lookup.function)
-                if table is not None:
-                    tables.append(table)
+                resolved = self.resolve(module, lookup.table, lookup.function, definition.class_name)
+                tables.extend(self._tables_at(resolved, 0))
         return tables
+
+    def _bypasses(
+        self, module: ModuleFacts, function: str, flows: Sequence[Flow]
+    ) -> Tuple[Tuple[ModuleFacts, Call], ...]:
+        """Calls of a dispatching function that pass raw arguments where its other callers pass gated ones."""
+        params = [flow.name for flow in flows if isinstance(flow, Param) and flow.function == function]
+        found = self.function(f"{module.module}.{function}") if params else None
+        if found is None:
+            return ()
+        gated, raw = False, []
+        for caller_module, call in self.callers(f"{module.module}.{function}", found[1]):
+            verdicts = []
+            for param in params:
+                bound = _bind(call, found[1], param)
+                verdicts.append(UNKNOWN if bound is None else self.evaluate(bound, caller_module, call.function, 1))
+            verdict = combine(verdicts, every=False)
+            gated = gated or verdict == GATED
+            if verdict in (RAW, RAW_WEAK):
+                raw.append((caller_module, call))
+        return tuple(raw) if gated else ()
 
     def _site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> str:
         return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
@@ -771,7 +836,8 @@ def _position(call: Call, definition: FunctionDef, parameter: str) -> Optional[i
     if parameter not in params:
         return None
     index = params.index(parameter)
-    if definition.class_name and params[0] in ("self", "cls") and "." in call.callee:
+    bound = "." in call.callee or definition.name == "__init__"  # x.m(...) and Class(...) pass self implicitly
+    if definition.class_name and params[0] in ("self", "cls") and bound:
         index -= 1
     return index if index >= 0 else None
 

@@ -158,10 +158,29 @@ class UnguardedDispatch(Rule):
             return
         gate = project.gate_display()
         gate_locations = [related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()]
+        reported = set()
         for site in project.sites:
             if not site.unguarded:
                 continue
+            if site.bypasses:
+                for module, call in site.bypasses:
+                    if (module.path, call.span) not in reported:
+                        reported.add((module.path, call.span))
+                        yield self.finding(
+                            module,
+                            call.span,
+                            self._bypass_message(site, call.function, gate),
+                            [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
+                        )
+                continue
             yield self.finding(site.module, site.span, self._message(project, site, gate), self._related(site, gate_locations))
+
+    def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
+        assert site.table is not None
+        return (
+            f"`{caller or '<module>'}` hands the model's raw arguments to `{site.function}`, which runs "
+            f"`{site.table.display_name}[{site.key}]`; its other callers repair them with {gate} first"
+        )
 
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{site.function}`" if site.function else "at module level"
