@@ -37,13 +37,16 @@ class Config:
     ignore: Tuple[str, ...] = ()
     #: Gitignore-style pattern -> rule codes ignored in matching files.
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = field(default=())
+    #: More tool-object types that validate their own arguments (base classes, factories, decorators, dotted
+    #: names or package prefixes), next to the built-in list of agent frameworks.
+    tool_types: Tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
-        return repr((self.gates, self.sanitizers, self.tables, self.schemas))
+        return repr((self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types))
 
 
-_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore"}
+_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore", "tool-types"}
 _KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores"}
 
 
@@ -69,7 +72,7 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
         raise ConfigError(f"{origin}: unknown key(s) in [tool.dispatchlint]: {', '.join(unknown)}")
     values: Dict[str, Any] = {}
     for key in _LIST_KEYS & set(section):
-        values[key] = _string_list(section[key], f"{origin}: [tool.dispatchlint] {key}")
+        values[key.replace("-", "_")] = _string_list(section[key], f"{origin}: [tool.dispatchlint] {key}")
     if "schemas" in section:
         schemas = section["schemas"]
         if not isinstance(schemas, str) or ":" not in schemas:

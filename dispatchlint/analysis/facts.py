@@ -79,7 +79,8 @@ class ValueRef:
     ``kind`` is ``"ref"`` (a dotted name), ``"lambda"`` (``target`` is the callee its body calls, if any;
     ``call_args`` every callee in its body), ``"call"`` (``target`` is the callee; ``call_args`` the dotted names
     passed), ``"def"`` (a nested function of the enclosing function, ``target`` its qualified name), ``"param"``
-    (a parameter of the enclosing function, such as the decorated function in a decorator) or ``"other"``.
+    (a parameter of the enclosing function, such as the decorated function in a decorator), ``"object"`` (the
+    element itself in ``{t.name: t for t in tools}``: tool objects, not functions) or ``"other"``.
     """
 
     kind: str

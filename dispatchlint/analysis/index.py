@@ -10,7 +10,7 @@ resolves anything across modules: names stay as written, for the linker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -53,8 +53,18 @@ _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "json_schema", "arg
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
 
-# What a local name can hold as a callable: a value looked up in a table, or the result of a (resolver) call.
-_Callable = Tuple[str, str, cst.BaseExpression]  # (table, resolver, key expression)
+#: Attributes that reach past a tool object's own validation to the bare function it wraps.
+BYPASS_ATTRIBUTES = frozenset({"_run", "_arun", "func", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"})
+
+
+class _Callable(NamedTuple):
+    """What a local name can hold as a callable: a value looked up in a table (by subscript, ``.get`` or a
+    linear scan comparing ``.name``), or the result of a call to a possible resolver."""
+
+    table: str
+    resolver: str
+    key: str
+    key_is_name: bool
 
 
 @dataclass
@@ -67,6 +77,8 @@ class _Scope:
     callables: Dict[str, _Callable] = field(default_factory=dict)
     pieces: Dict[str, str] = field(default_factory=dict)
     nested: Dict[str, str] = field(default_factory=dict)
+    #: Loop variables over a dotted iterable (``for tool in self.tools``), for linear-scan lookups.
+    scans: Dict[str, str] = field(default_factory=dict)
 
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
@@ -222,6 +234,11 @@ class _ModuleIndexer:
 
     def _if(self, statement: cst.If, scope: _Scope) -> None:
         self._expression(statement.test, scope)
+        scanned = _name_comparison(statement.test)
+        if scanned is not None and scanned[0] in scope.scans:
+            # ``for tool in tools: if tool.name == name: ...``: inside, ``tool`` is the tool looked up by name.
+            variable, key = scanned
+            scope.callables[variable] = _Callable(scope.scans[variable], "", self._text(key), True)
         branches: List[Sequence[cst.CSTNode]] = [statement.body.body]
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
@@ -237,6 +254,9 @@ class _ModuleIndexer:
         if isinstance(statement, cst.For):
             self._expression(statement.iter, scope)
             self._bind_unknown(statement.target, scope)
+            iterable = syn.dotted_name(statement.iter)
+            if isinstance(statement.target, cst.Name) and iterable is not None:
+                scope.scans[statement.target.value] = iterable
         else:
             self._expression(statement.test, scope)
         self._branches([statement.body.body], scope, keep_original=True)
@@ -468,6 +488,9 @@ class _ModuleIndexer:
             self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
         elif isinstance(value, cst.DictComp):
             comprehension = self._value_ref(value.value, scope)
+            target = value.for_in.target
+            if isinstance(value.value, cst.Name) and isinstance(target, cst.Name) and target.value == value.value.value:
+                comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
             if comprehension.kind != "other":
                 self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation))
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict" and not value.args:
@@ -597,6 +620,8 @@ class _ModuleIndexer:
         args: Sequence[cst.Arg] = call.args
         kind = "call"
         if source is None:
+            source, kind = self._bypass_source(call.func, scope)
+        if source is None:
             callee = syn.dotted_name(call.func) or ""
             last = callee.split(".")[-1]
             position = 0 if last in _RUNNERS_FIRST else 1 if last in _RUNNERS_SECOND else None
@@ -606,36 +631,50 @@ class _ModuleIndexer:
             args, kind = call.args[position + 1 :], last
         if source is None:
             return
-        table, resolver, key = source
         flows = tuple(self._flow(arg.value, scope) for arg in args)
         self.dispatches.append(
-            Dispatch(function, table, resolver, self._text(key), syn.is_tool_name_key(key), flows, kind, self.span(call))
+            Dispatch(function, source.table, source.resolver, source.key, source.key_is_name, flows, kind, self.span(call))
         )
+
+    def _bypass_source(self, func: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[_Callable], str]:
+        """``T[name].func(...)``, ``tool._run(...)``: a call that reaches past a looked-up tool object."""
+        reached: List[str] = []
+        while isinstance(func, cst.Attribute):
+            reached.append(func.attr.value)
+            func = func.value
+        bypassed = [attribute for attribute in reached if attribute in BYPASS_ATTRIBUTES]
+        if not bypassed:
+            return None, "call"
+        return self._callable_source(func, scope, resolver_calls=False), f"bypass:{bypassed[-1]}"
 
     def _callable_source(
         self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True
     ) -> Optional[_Callable]:
-        """What callable an expression denotes: ``T[key]``, ``T.get(key)``, a name holding one, ``resolve(key)``."""
+        """What callable an expression denotes: ``T[key]``, ``T.get(key)``, a linear scan, a name holding one,
+        ``resolve(key)``."""
         if isinstance(expression, cst.Subscript):
             table = syn.dotted_name(expression.value)
             key = syn.subscript_index(expression)
             if table is not None and key is not None and syn.string_value(key) is None:
-                return table, "", key
+                return _Callable(table, "", self._text(key), syn.is_tool_name_key(key))
             return None
         pair = syn.get_call(expression)
         if pair is not None:
             table = syn.dotted_name(pair[0])
             if table is not None and syn.string_value(pair[1]) is None:
-                return table, "", pair[1]
+                return _Callable(table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]))
             return None
         if isinstance(expression, cst.Name):
             return scope.callables.get(expression.value)
+        scan = _linear_scan(expression)
+        if scan is not None:
+            return _Callable(scan[0], "", self._text(scan[1]), True)
         if isinstance(expression, cst.Call) and resolver_calls:
             callee = syn.dotted_name(expression.func)
             if callee is not None and expression.args and expression.args[0].keyword is None:
                 key = expression.args[0].value
                 if syn.is_tool_name_key(key):
-                    return "", callee, key
+                    return _Callable("", callee, self._text(key), True)
         return None
 
     def _returned(self, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode) -> None:
@@ -644,12 +683,11 @@ class _ModuleIndexer:
         source = self._callable_source(value, scope)
         if source is None:
             return
-        table, resolver, key = source
-        key_flow = self._flow(key, scope)
+        key_flow = scope.env.get(source.key, UNKNOWN)
         self.lookups.append(
             Lookup(
                 function=scope.qualname,
-                table=table or f"{resolver}()",
+                table=source.table or f"{source.resolver}()",
                 key_param=key_flow.name if isinstance(key_flow, Param) else None,
                 span=self.span(statement),
             )
@@ -932,6 +970,43 @@ def _decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
             if value is not None:
                 return value
     return None
+
+
+def _name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``(variable, key)`` for ``variable.name == key`` (either side)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, cst.Equal):
+        return None
+    for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if (
+            isinstance(side, cst.Attribute)
+            and side.attr.value == "name"
+            and isinstance(side.value, cst.Name)
+            and syn.string_value(other) is None
+        ):
+            return side.value.value, other
+    return None
+
+
+def _linear_scan(expression: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``(iterable, key)`` for ``next(t for t in tools if t.name == key)`` (with or without a default)."""
+    if not (isinstance(expression, cst.Call) and syn.dotted_name(expression.func) == "next" and expression.args):
+        return None
+    generator = expression.args[0].value
+    if not isinstance(generator, cst.GeneratorExp) or not isinstance(generator.elt, cst.Name):
+        return None
+    clause = generator.for_in
+    iterable = syn.dotted_name(clause.iter)
+    if clause.inner_for_in is not None or iterable is None or len(clause.ifs) != 1:
+        return None
+    if not isinstance(clause.target, cst.Name) or clause.target.value != generator.elt.value:
+        return None
+    compared = _name_comparison(clause.ifs[0].test)
+    if compared is None or compared[0] != generator.elt.value:
+        return None
+    return iterable, compared[1]
 
 
 def _simple_assignments(statement: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:

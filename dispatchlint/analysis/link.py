@@ -52,6 +52,13 @@ _MAX_DEPTH = 4
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
 #: generic ``kwargs``/``params`` that any factory takes.
 _EXECUTOR_ARGS = syn.ARGS_NAMES - {"kwargs", "params"}
+#: Packages whose tool objects validate their arguments in their public entry (``BaseTool.run``,
+#: ``FunctionTool.on_invoke_tool``, MCP ``Tool.run``...): a table of them is guarded when used that way.
+FRAMEWORK_PACKAGES = (
+    "langchain", "langchain_core", "langchain_community", "langgraph", "agents", "pydantic_ai", "mcp", "fastmcp",
+    "crewai", "crewai_tools", "autogen", "autogen_core", "autogen_agentchat", "autogen_ext", "camel", "agno", "phi",
+    "smolagents", "llama_index", "haystack", "semantic_kernel",
+)
 _TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
 
@@ -76,6 +83,8 @@ class LinkedTable:
     entries: List[LinkedEntry] = field(default_factory=list)
     wrapped: bool = False
     configured: bool = False
+    #: Built as ``{t.name: t for t in tools}``: the values are tool objects, whose calls this cannot judge.
+    holds_objects: bool = False
 
     @property
     def display_name(self) -> str:
@@ -109,6 +118,11 @@ class Site:
     #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
     #: (module, call): those are the bypasses, not the dispatch itself.
     bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
+
+    @property
+    def reaches_past(self) -> bool:
+        """The call reaches past a tool object's own validation (``tool.func(...)``, ``tool._run(...)``)."""
+        return self.kind.startswith("bypass:")
 
     @property
     def unguarded(self) -> bool:
@@ -482,6 +496,7 @@ class Project:
         for table in tables.values():
             table.configured = table.qualname in configured or table.definition.name in configured
             comprehension = table.definition.comprehension
+            table.holds_objects = comprehension is not None and comprehension.kind == "object"
             if comprehension is not None:
                 comp_entry = self._entry(table.module, table.definition.owner, None, comprehension, table.definition.span)
                 table.wrapped = comp_entry.wrapped
@@ -569,13 +584,21 @@ class Project:
                 wrapped = target in self.gated_entries or self._decorated_by_gate(target)
             elif target and self._symbols.get(target, ("",))[0] == "class":
                 return LinkedEntry(key, module, span, (), False, is_class=True)
+            elif target and self._symbols.get(target, ("",))[0] == "alias":
+                alias, alias_module = self._symbols[target][1], self._symbols[target][2]
+                assert isinstance(alias, Alias)
+                if alias.target.kind == "call":  # search_tool = StructuredTool.from_function(...)
+                    made_by = self.resolve(alias_module, alias.target.target, alias.function)
+                    wrapped = bool(made_by and self._makes_framework_tool(made_by))
         elif value.kind == "lambda":
             target = self.resolve(module, value.target, context, class_name) if value.target else None
             executors = (target,) if target and self.function(target) else ()
             wrapped = any(self.is_gate_callee(module, callee, context) for callee in value.call_args)
         elif value.kind == "call":
             callee = self.resolve(module, value.target, context, class_name)
-            if callee and (callee.startswith(RUNTIME_PACKAGE) or (self.function(callee) and self.calls_gate(callee))):
+            if callee and self._makes_framework_tool(callee):
+                wrapped = True
+            elif callee and (callee.startswith(RUNTIME_PACKAGE) or (self.function(callee) and self.calls_gate(callee))):
                 wrapped = True
                 passed = (self.resolve(module, name, context, class_name) for name in value.call_args)
                 executors = tuple(q for q in passed if q and self.function(q))
@@ -587,6 +610,7 @@ class Project:
         return LinkedEntry(key, module, span, executors, wrapped)
 
     def _decorated_by_gate(self, qualified: str) -> bool:
+        """Decorated by a gate-calling wrapper, the bundled coercer, or a framework's tool decorator."""
         found = self.function(qualified)
         if found is None:
             return False
@@ -594,7 +618,35 @@ class Project:
         for decorator in definition.decorators:
             if decorator.kind in ("ref", "call"):
                 resolved = self.resolve(module, decorator.target, _parent(definition.qualname))
-                if resolved and (resolved.startswith(RUNTIME_PACKAGE) or (self.function(resolved) and self.calls_gate(resolved))):
+                if not resolved:
+                    continue
+                if resolved.startswith(RUNTIME_PACKAGE) or self._makes_framework_tool(resolved):
+                    return True
+                if self.function(resolved) and self.calls_gate(resolved):
+                    return True
+        return False
+
+    def is_framework_name(self, qualified: str) -> bool:
+        """A name from an agent framework (or a configured tool type)."""
+        if self._inside_project(qualified) and not any(
+            qualified == t or qualified.startswith(t + ".") for t in self.config.tool_types
+        ):
+            return False
+        roots = FRAMEWORK_PACKAGES + tuple(self.config.tool_types)
+        return any(qualified == root or qualified.startswith(root + ".") for root in roots)
+
+    def _makes_framework_tool(self, qualified: str) -> bool:
+        """Calling ``qualified`` gives a tool object that validates its own arguments: a framework class or
+        factory, or a project class deriving from one."""
+        if self.is_framework_name(qualified):
+            return True
+        for cls in self.mro(qualified):
+            symbol = self._symbols[cls]
+            cls_def, cls_module = symbol[1], symbol[2]
+            assert isinstance(cls_def, ClassDef)
+            for base in cls_def.bases:
+                resolved = self.resolve(cls_module, base)
+                if resolved and self.is_framework_name(resolved):
                     return True
         return False
 
@@ -617,11 +669,24 @@ class Project:
         schema_names = set(self.schemas)
         for module in self.modules:
             for dispatch in module.dispatches:
-                for table in self._dispatched_tables(module, dispatch):
+                reaches_past = dispatch.kind.startswith("bypass:")
+                tables: List[Optional[LinkedTable]] = list(self._dispatched_tables(module, dispatch))
+                if reaches_past and not tables:
+                    tables = [None]  # a tool object found by a linear scan of a list
+                for table in tables:
+                    if table is None:
+                        verdict = self._site_verdict(module, dispatch.function, dispatch.args)
+                        sites.append(
+                            Site(module, dispatch.function, dispatch.span, dispatch.kind, dispatch.key, dispatch.key_is_name, verdict)
+                        )
+                        continue
                     if self._holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
+                    if table.holds_objects and not reaches_past:
+                        continue  # calling a tool object: its own entry decides what it validates
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
-                    verdict = GATED if table.wrapped else self._site_verdict(module, dispatch.function, dispatch.args)
+                    guarded_table = table.wrapped and not reaches_past
+                    verdict = GATED if guarded_table else self._site_verdict(module, dispatch.function, dispatch.args)
                     bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
                     sites.append(
                         Site(
@@ -645,6 +710,7 @@ class Project:
             replace(
                 site,
                 corroborated=site.chain is not None
+                or site.reaches_past
                 or id(site.table) in corroborated_tables
                 or bool(_TOOLISH.search(site.key)),
             )

@@ -154,13 +154,11 @@ class UnguardedDispatch(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        if not project.has_gate:
-            return
         gate = project.gate_display()
         gate_locations = [related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()]
         reported = set()
         for site in project.sites:
-            if not site.unguarded:
+            if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
             if site.bypasses:
                 for module, call in site.bypasses:
@@ -184,6 +182,12 @@ class UnguardedDispatch(Rule):
 
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{site.function}`" if site.function else "at module level"
+        if site.reaches_past:
+            attribute = site.kind.split(":", 1)[1]
+            return (
+                f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
+                f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
+            )
         if site.arm is not None:
             names = ", ".join(f"`{name}`" for name in site.arm.names)
             fallback = site.fallback.split(".")[-1]
