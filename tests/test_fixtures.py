@@ -22,3 +22,9 @@ def test_fixture_findings_and_exit_code(fixture: Path, run_cli) -> None:
 
 def test_there_are_at_least_ten_fixture_projects() -> None:
     assert len(FIXTURE_DIRS) >= 10
+
+
+def test_a_project_without_a_gate_reports_nothing_by_default(run_cli) -> None:
+    """The same project that gives DL102 when asked: without a gate there is no inconsistency to report."""
+    result = run_cli(FIXTURES / "no_gate_project", "--format", "json")
+    assert result.findings() == [] and result.exit_code == 0
