@@ -10,7 +10,7 @@ resolves anything across modules: names stay as written, for the linker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -99,7 +99,7 @@ def index_source(path: str, module: str, is_package: bool, source: bytes) -> Mod
     positions = wrapper.resolve(PositionProvider)
     indexer = _ModuleIndexer(path, module, is_package, tree, positions)
     indexer.run()
-    return indexer.facts(syn.suppressions(tree.code))
+    return indexer.facts(syn.suppressions(source.decode(tree.encoding, errors="replace")))
 
 
 def _parse_error(source: bytes, path: str, error: cst.ParserSyntaxError) -> ParseError:
@@ -175,8 +175,34 @@ class _ModuleIndexer:
     def run(self) -> None:
         for statement in self.tree.body:
             self._collect_constant(statement)
-        self._schemas(self.tree)
+        self._prepass()
         self._block(self.tree.body, _Scope("module", "", ""))
+
+    def _prepass(self) -> None:
+        """One walk over the module for what needs no scope: schemas, and per function whether it reads a
+        schema's ``properties`` (where) and whether it calls a validator (behavioural gates)."""
+        self.property_reads: Dict[cst.FunctionDef, List[int]] = {}
+        self.validating: Set[cst.FunctionDef] = set()
+        stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
+        while stack:
+            node, functions = stack.pop()
+            if isinstance(node, cst.FunctionDef):
+                functions = functions + (node,)
+                self.property_reads.setdefault(node, [])
+            if isinstance(node, cst.Dict):
+                self._schema_dict(node)
+            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
+                self._schema_table(node)
+            elif isinstance(node, cst.Call):
+                self._schema_call(node)
+                callee = syn.dotted_name(node.func) or ""
+                if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
+                    self.validating.update(functions)
+            if functions and _reads_properties(node):
+                line = self.span(node).line
+                for function in functions:
+                    self.property_reads[function].append(line)
+            stack.extend((child, functions) for child in reversed(syn.children(node)))
 
     def _collect_constant(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -361,12 +387,8 @@ class _ModuleIndexer:
         )
         decorators = tuple(self._value_ref(decorator.decorator, scope) for decorator in node.decorators)
         decorator_keys = tuple(_decorator_key(decorator.decorator) for decorator in node.decorators)
-        property_lines = tuple(sorted(self._property_reads(node)))
-        validates = any(
-            (syn.dotted_name(call.func) or "").split(".")[-1] in _VALIDATORS
-            or "Validator" in (syn.dotted_name(call.func) or "")
-            for call in _all_calls(node.body)
-        )
+        property_lines = tuple(sorted(self.property_reads.get(node, ())))
+        validates = node in self.validating
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
         self.functions.append(
@@ -404,15 +426,6 @@ class _ModuleIndexer:
         bases = tuple(filter(None, (syn.dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
         self.classes.append(ClassDef(qualname, bases, self.span(node.name)))
         self._block(node.body.body, _Scope("class", qualname, qualname))
-
-    def _property_reads(self, node: cst.CSTNode) -> Iterable[int]:
-        for found in _walk(node):
-            if isinstance(found, cst.Subscript) and syn.subscript_key(found) == "properties":
-                yield self.span(found).line
-            elif isinstance(found, cst.Call):
-                pair = syn.get_call(found)
-                if pair is not None and syn.string_value(pair[1]) == "properties":
-                    yield self.span(found).line
 
     # ---------------------------------------------------------------------------------------------- assignments
 
@@ -704,11 +717,11 @@ class _ModuleIndexer:
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
             if node.attr.value in syn.RAW_ARGUMENT_FIELDS and base not in ("self", "cls"):
-                return Raw(self._text(node))
+                return Raw(f".{node.attr.value}")
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Subscript):
             if syn.subscript_key(node) in syn.RAW_ARGUMENT_FIELDS:
-                return Raw(self._text(node))
+                return Raw(f"[{syn.subscript_key(node)!r}]")
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
             return self._call_flow(node, scope, depth)
@@ -734,7 +747,7 @@ class _ModuleIndexer:
         if pair is not None:
             key = syn.string_value(pair[1])
             if key in syn.RAW_ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
-                return Raw(self._text(node))
+                return Raw(f".get({key!r})")
             return _piece_of(self._flow(pair[0], scope, depth + 1))
         if callee is None:
             return UNKNOWN
@@ -859,15 +872,6 @@ class _ModuleIndexer:
 
     # ---------------------------------------------------------------------------------------------- schemas
 
-    def _schemas(self, tree: cst.Module) -> None:
-        for node in _walk(tree):
-            if isinstance(node, cst.Dict):
-                self._schema_dict(node)
-            elif isinstance(node, cst.Call):
-                self._schema_call(node)
-            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
-                self._schema_table(node)
-
     def _schema_dict(self, node: cst.Dict) -> None:
         value = syn.literal_value(node, self.constants)
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
@@ -926,17 +930,17 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
     return Either(tuple(flat))
 
 
+def _reads_properties(node: cst.CSTNode) -> bool:
+    """``x["properties"]`` or ``x.get("properties")``."""
+    if isinstance(node, cst.Subscript):
+        return syn.subscript_key(node) == "properties"
+    pair = syn.get_call(node) if isinstance(node, cst.Call) else None
+    return pair is not None and syn.string_value(pair[1]) == "properties"
+
+
 def _piece_of(flow: Flow) -> Flow:
     """A piece of the arguments is as raw (or as guarded) as the arguments themselves."""
     return flow if isinstance(flow, (Raw, Param, CallResult, Either)) else UNKNOWN
-
-
-def _walk(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def _all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:

@@ -138,6 +138,9 @@ class Project:
         self.modules = [module for module in modules if module.parse_error is None]
         self.broken = [module for module in modules if module.parse_error is not None]
         self.module_names = {module.module for module in self.modules}
+        self._project_roots = {name.split(".")[0] for name in self.module_names}
+        self._resolved: Dict[Tuple[str, str, str, str], Optional[str]] = {}
+        self._memo: Dict[str, object] = {}
         self._symbols: Dict[str, Tuple[str, object, ModuleFacts]] = {}
         self._build_symbols()
         self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
@@ -188,6 +191,12 @@ class Project:
 
     def resolve(self, module: ModuleFacts, dotted: str, function: str = "", class_name: str = "") -> Optional[str]:
         """The qualified name ``dotted`` denotes where it is written (external names are returned as imported)."""
+        key = (module.module, dotted, function, class_name)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(module, dotted, function, class_name)
+        return self._resolved[key]
+
+    def _resolve(self, module: ModuleFacts, dotted: str, function: str, class_name: str) -> Optional[str]:
         head, _, rest = dotted.partition(".")
         if head in ("self", "cls"):
             if not class_name or not rest:
@@ -273,8 +282,7 @@ class Project:
         return None, ""
 
     def _inside_project(self, qualified: str) -> bool:
-        head = qualified.split(".")[0]
-        return any(name == head or name.startswith(head + ".") for name in self.module_names)
+        return qualified.split(".")[0] in self._project_roots
 
     def mro(self, class_qualified: str) -> List[str]:
         """The class and its project base classes, nearest first."""
@@ -355,9 +363,14 @@ class Project:
         for module in self.modules:
             for function in module.functions:
                 function_names[function.name] += 1
+        self._nested_owners: Dict[str, List[str]] = defaultdict(list)
         for module in self.modules:
             for call in module.calls:
                 owner = f"{module.module}.{call.function}" if call.function else module.module
+                if owner not in self._calls_by_function:
+                    parts = call.function.split(".") if call.function else []
+                    for depth in range(1, len(parts)):
+                        self._nested_owners[f"{module.module}.{'.'.join(parts[:depth])}"].append(owner)
                 self._calls_by_function[owner].append((module, call))
                 resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
                 if resolved is not None and self._symbols.get(resolved, ("",))[0] == "class":
@@ -373,10 +386,8 @@ class Project:
         """Calls made by a function (and by its nested functions when ``nested``)."""
         found = list(self._calls_by_function.get(function_qualified, []))
         if nested:
-            prefix = function_qualified + "."
-            for owner, calls in self._calls_by_function.items():
-                if owner.startswith(prefix):
-                    found.extend(calls)
+            for owner in self._nested_owners.get(function_qualified, ()):
+                found.extend(self._calls_by_function[owner])
         return found
 
     def _find_gated_entries(self) -> Set[str]:
@@ -834,6 +845,12 @@ class Project:
     def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
         """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by
         declared tool names."""
+        memo_key = f"tool_tables:{dispatched_only}"
+        if memo_key not in self._memo:
+            self._memo[memo_key] = self._tool_tables(dispatched_only)
+        return list(self._memo[memo_key])  # type: ignore[call-overload]
+
+    def _tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
         schema_names = set(self.schemas)
         dispatched = {
             id(site.table)
@@ -847,13 +864,24 @@ class Project:
         ]
 
     def sites_of(self, table: LinkedTable) -> List[Site]:
-        return [site for site in self.sites if site.table is table]
+        if "sites_of" not in self._memo:
+            by_table: Dict[int, List[Site]] = defaultdict(list)
+            for site in self.sites:
+                by_table[id(site.table)].append(site)
+            self._memo["sites_of"] = by_table
+        return list(self._memo["sites_of"].get(id(table), []))  # type: ignore[attr-defined]
 
     def gate_locations(self, top_level_only: bool = False) -> List[Tuple[ModuleFacts, FunctionDef]]:
         """Gates defined in the project: by name first, then by behaviour.
 
         ``top_level_only`` leaves out helpers that only other gates call (they are part of one gate).
         """
+        memo_key = f"gate_locations:{top_level_only}"
+        if memo_key not in self._memo:
+            self._memo[memo_key] = self._gate_locations(top_level_only)
+        return list(self._memo[memo_key])  # type: ignore[call-overload]
+
+    def _gate_locations(self, top_level_only: bool) -> List[Tuple[ModuleFacts, FunctionDef]]:
         found = []
         for qualified in self.gate_functions:
             located = self.function(qualified)
