@@ -157,6 +157,8 @@ class Dispatch:
     args: Tuple[Flow, ...]
     kind: str
     span: Span
+    #: The callable is this parameter of ``function``; its callers say where they looked it up.
+    through_param: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,9 +181,12 @@ class Call:
     keywords: Tuple[Tuple[str, Flow], ...]
     star: Tuple[Flow, ...]
     span: Span
-    #: Arguments written as a string literal or a dotted name: ``(slot, "str" or "ref", value)``, where slot is
-    #: the position (``"0"``) or the keyword; registration calls (``registry.register("recall", recall)``).
+    #: Arguments written as a string literal, a dotted name or a lambda calling a dotted name:
+    #: ``(slot, "str" | "ref" | "lambda", value)``, where slot is the position (``"0"``) or the keyword; for
+    #: registration calls (``registry.register("recall", recall)``).
     literals: Tuple[Tuple[str, str, str], ...] = ()
+    #: Arguments that are callables looked up by name: ``(slot, table, resolver, key, key is a tool name)``.
+    looked_up: Tuple[Tuple[str, str, str, str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class _Callable(NamedTuple):
     resolver: str
     key: str
     key_is_name: bool
+    param: str = ""
 
 
 @dataclass
@@ -612,6 +613,7 @@ class _ModuleIndexer:
         )
         star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
         literals = []
+        looked_up = []
         for position, arg in enumerate(call.args):
             if arg.star:
                 break
@@ -621,7 +623,16 @@ class _ModuleIndexer:
                 literals.append((slot, "str", text))
             elif ref is not None:
                 literals.append((slot, "ref", ref))
-        self.calls.append(Call(function, callee, positional, keywords, star, self.span(call), tuple(literals)))
+            elif isinstance(arg.value, cst.Lambda) and isinstance(arg.value.body, cst.Call):
+                called = syn.dotted_name(arg.value.body.func)
+                if called is not None:
+                    literals.append((slot, "lambda", called))
+            if isinstance(arg.value, cst.Name) and arg.value.value in scope.callables:
+                source = scope.callables[arg.value.value]
+                looked_up.append((slot, source.table, source.resolver, source.key, source.key_is_name))
+        self.calls.append(
+            Call(function, callee, positional, keywords, star, self.span(call), tuple(literals), tuple(looked_up))
+        )
         if self.resolve_local(callee) in _JSON_PARSERS and call.args and scope.kind == "function":
             piece = self._param_piece(call.args[0].value, scope)
             if piece is not None:
@@ -646,7 +657,17 @@ class _ModuleIndexer:
             return
         flows = tuple(self._flow(arg.value, scope) for arg in args)
         self.dispatches.append(
-            Dispatch(function, source.table, source.resolver, source.key, source.key_is_name, flows, kind, self.span(call))
+            Dispatch(
+                function,
+                source.table,
+                source.resolver,
+                source.key,
+                source.key_is_name,
+                flows,
+                kind,
+                self.span(call),
+                source.param,
+            )
         )
 
     def _bypass_source(self, func: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[_Callable], str]:
@@ -658,7 +679,13 @@ class _ModuleIndexer:
         bypassed = [attribute for attribute in reached if attribute in BYPASS_ATTRIBUTES]
         if not bypassed:
             return None, "call"
-        return self._callable_source(func, scope, resolver_calls=False), f"bypass:{bypassed[-1]}"
+        kind = f"bypass:{bypassed[-1]}"
+        source = self._callable_source(func, scope, resolver_calls=False)
+        if source is None and isinstance(func, cst.Name):
+            flow = scope.env.get(func.value)
+            if isinstance(flow, Param) and flow.function == scope.qualname and flow.name == func.value:
+                return _Callable("", "", "", False, func.value), kind  # a tool object handed in by the caller
+        return source, kind
 
     def _callable_source(
         self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True

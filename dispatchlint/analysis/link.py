@@ -59,6 +59,7 @@ FRAMEWORK_PACKAGES = (
     "crewai", "crewai_tools", "autogen", "autogen_core", "autogen_agentchat", "autogen_ext", "camel", "agno", "phi",
     "smolagents", "llama_index", "haystack", "semantic_kernel",
 )
+_HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 _TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
 
@@ -679,7 +680,7 @@ class Project:
         sites: List[Site] = []
         schema_names = set(self.schemas)
         for module in self.modules:
-            for dispatch in module.dispatches:
+            for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 reaches_past = dispatch.kind.startswith("bypass:")
                 tables: List[Optional[LinkedTable]] = list(self._dispatched_tables(module, dispatch))
                 if reaches_past and not tables:
@@ -727,6 +728,25 @@ class Project:
             )
             for site in sites
         ]
+
+    def _expand_param_dispatches(self, module: ModuleFacts, dispatches: List[Dispatch]) -> List[Dispatch]:
+        """A dispatch of a tool object handed in as a parameter becomes one dispatch per caller that looked it
+        up by name (``tool = self._select_tool(name); self._use(tool, ...)`` then ``tool._run(**args)``)."""
+        expanded = []
+        for dispatch in dispatches:
+            if not dispatch.through_param:
+                expanded.append(dispatch)
+                continue
+            found = self.function(f"{module.module}.{dispatch.function}")
+            if found is None:
+                continue
+            definition = found[1]
+            for _, call in self.callers(f"{module.module}.{dispatch.function}", definition):
+                slots = {dispatch.through_param, str(_position(call, definition, dispatch.through_param))}
+                for slot, table, resolver, key, key_is_name in call.looked_up:
+                    if slot in slots:
+                        expanded.append(replace(dispatch, table=table, resolver=resolver, key=key, key_is_name=key_is_name, through_param=""))
+        return expanded
 
     def _holds_only_classes(self, table: LinkedTable) -> bool:
         entries = [entry for entry in table.entries]
@@ -841,6 +861,26 @@ class Project:
         return sites
 
     # ------------------------------------------------------------------------------------------ queries
+
+    def registered_executors(self) -> Dict[str, Set[str]]:
+        """Executors registered by a call that names the tool and hands over its handler, wherever the
+        registry keeps them (``registry.register(name="todo", schema=..., handler=lambda args: todo(...))``)."""
+        found: Dict[str, Set[str]] = defaultdict(set)
+        for module in self.modules:
+            for call in module.calls:
+                slots = {slot: (kind, value) for slot, kind, value in call.literals}
+                name = slots.get("name")
+                if name is None or name[0] != "str":
+                    continue
+                for keyword in _HANDLER_KEYWORDS:
+                    handler = slots.get(keyword)
+                    if handler is None or handler[0] not in ("ref", "lambda"):
+                        continue
+                    class_name = self.class_of(module, call.function)
+                    executor = self.resolve(module, handler[1], call.function, class_name)
+                    if executor and self.function(executor):
+                        found[executor].add(name[1])
+        return found
 
     def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
         """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by

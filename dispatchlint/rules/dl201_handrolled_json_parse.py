@@ -7,7 +7,8 @@ from typing import Dict, Iterable, List, Set
 from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
 from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Related, Rule, related
+from dispatchlint.fix import parse_decision
+from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
 from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
 
 _PLAN_WITH_PARSE = '''
@@ -114,11 +115,14 @@ class HandrolledJsonParse(Rule):
                     continue
                 if parse.parameter in ARGS_NAMES and not _declared(project, parse.parameter, names):
                     continue  # the whole argument string: the wire parse, not a parameter's repair
+                fix = parse_decision(project, module, parse)
                 yield self.finding(
                     module,
                     parse.span,
-                    self._message(project, parse, sorted(names), gate),
+                    fix.explained(self._message(project, parse, sorted(names), gate)),
                     self._related(project, sorted(names)),
+                    fixable=fix.fixable,
+                    fix_safety=fix.safety(SAFE),
                 )
 
     def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
@@ -146,7 +150,7 @@ class HandrolledJsonParse(Rule):
 
 def _executor_tools(project: Project) -> Dict[str, Set[str]]:
     """Executor function -> the tool names it serves (a nameless entry serves its own function name)."""
-    tools: Dict[str, Set[str]] = {}
+    tools: Dict[str, Set[str]] = {executor: set(names) for executor, names in project.registered_executors().items()}
     for table in project.tool_tables():
         for entry in table.entries:
             for executor in entry.executors:
