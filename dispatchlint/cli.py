@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from dispatchlint import __version__
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import UsageError, analyse
+from dispatchlint.engine import RunResult, UsageError, analyse
+from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
 from dispatchlint.report import render_github, render_json, render_statistics, render_text
-from dispatchlint.rules import all_rules
+from dispatchlint.rules import SAFE, all_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -49,6 +51,11 @@ def _explain(code: str) -> str:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable (comma-separated).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print a count of findings per rule instead of the findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
+@click.option(
+    "--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 if there are any)."
+)
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.version_option(__version__, prog_name="dispatchlint")
@@ -59,6 +66,9 @@ def command(
     ignore: Tuple[str, ...],
     exit_zero: bool,
     statistics: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
     list_rules: bool,
     explain: Optional[str],
 ) -> int:
@@ -74,6 +84,10 @@ def command(
         click.echo(_explain(explain), nl=False)
         return EXIT_CLEAN
     result = analyse(list(paths), _codes(select), _codes(ignore))
+    if diff:
+        return _diff(result, unsafe_fixes)
+    if fix and _fix(result, unsafe_fixes):
+        result = analyse(list(paths), _codes(select), _codes(ignore))
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     findings = result.findings
@@ -91,6 +105,34 @@ def command(
     return EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN
 
 
+def _fixes(result: RunResult, unsafe: bool) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
+    """The new contents of the files the chosen fixes change, what each rewrite does, and a hint on held fixes."""
+    chosen = [f for f in result.findings if f.fixable and (unsafe or f.fix_safety == SAFE)]
+    held = sum(1 for f in result.findings if f.fixable) - len(chosen)
+    outcome = plan_fixes(result, chosen, Path.cwd())
+    hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
+    return outcome.changes, outcome.notes, hint
+
+
+def _diff(result: RunResult, unsafe: bool) -> int:
+    """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
+    changes, _, hint = _fixes(result, unsafe)
+    click.echo(render_diff(changes, Path.cwd()), nl=False)
+    click.echo(f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}", err=True, nl=False)
+    return EXIT_FINDINGS if changes else EXIT_CLEAN
+
+
+def _fix(result: RunResult, unsafe: bool) -> bool:
+    """``--fix``: rewrite the files (all or none); tell the user which, pyupgrade style. True if any changed."""
+    changes, notes, hint = _fixes(result, unsafe)
+    write_all(changes)
+    for path in changes:
+        shown = Path(os.path.relpath(path, Path.cwd())).as_posix()
+        click.echo(f"Rewriting {shown}: {'; '.join(notes[path])}", err=True)
+    click.echo(hint, err=True, nl=False)
+    return bool(changes)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; return its exit code (0 clean, 1 findings, 2 usage, configuration or internal error)."""
     try:
@@ -103,7 +145,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except click.ClickException as error:
         error.show()
         return EXIT_ERROR
-    except (UsageError, ConfigError) as error:
+    except (UsageError, ConfigError, FixError) as error:
         click.echo(f"error: {error}", err=True)
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed

@@ -12,6 +12,7 @@ from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.index import index_source
 from dispatchlint.analysis.link import Project
 from dispatchlint.config import Config, ConfigError, load_config
+from dispatchlint.fix import bind
 from dispatchlint.rules import Finding, Rule, all_rules
 
 
@@ -62,6 +63,7 @@ def analyse(
     explicit = [t for t in targets if t.is_file() and t.suffix == ".py" and not any(f.path == t for f in files)]
     modules, errors = _index_files(files + _explicit_files(root, explicit))
     project = Project(modules, config)
+    bind(project, root)
     findings: List[Finding] = []
     for rule in rules:
         findings.extend(rule.check(project))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from dispatchlint.analysis.link import GATED, Project, Site
-from dispatchlint.rules._base import Case, Finding, Related, Rule, related
+from dispatchlint.fix import site_decision
+from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
 
 _GATE = '''
 import json
@@ -160,6 +161,7 @@ class UnguardedDispatch(Rule):
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
+            fix = site_decision(project, site)
             if site.bypasses:
                 for module, call in site.bypasses:
                     if (module.path, call.span) not in reported:
@@ -169,9 +171,18 @@ class UnguardedDispatch(Rule):
                             call.span,
                             self._bypass_message(site, call.function, gate),
                             [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
+                            fixable=fix.fixable,
+                            fix_safety=fix.safety(SAFE),
                         )
                 continue
-            yield self.finding(site.module, site.span, self._message(project, site, gate), self._related(site, gate_locations))
+            yield self.finding(
+                site.module,
+                site.span,
+                self._message(project, site, gate),
+                self._related(site, gate_locations),
+                fixable=fix.fixable,
+                fix_safety=fix.safety(SAFE),
+            )
 
     def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
         assert site.table is not None

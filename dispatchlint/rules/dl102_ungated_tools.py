@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Rule, related
+from dispatchlint.fix import table_decision
+from dispatchlint.rules._base import SAFE, Case, Finding, Rule, related
 
 _TOOLS = '''
 import json
@@ -62,10 +63,15 @@ class UngatedTools(Rule):
             if not raw_sites:
                 continue
             paths = ", ".join(f"{site.module.path}:{site.span.line}" for site in raw_sites[:3])
+            fix = table_decision(project, table)
             yield self.finding(
                 table.module,
                 table.definition.span,
-                f"tools in `{table.display_name}` run with the model's raw arguments ({paths}) and the project has "
-                f"no gate: wrap the table with `dispatchlint.runtime.wrap_table` and the tools' schemas",
+                fix.explained(
+                    f"tools in `{table.display_name}` run with the model's raw arguments ({paths}) and the project "
+                    f"has no gate: wrap the table with `dispatchlint.runtime.wrap_table` and the tools' schemas"
+                ),
                 [related(site.module, site.span, "raw dispatch") for site in raw_sites[:3]],
+                fixable=fix.fixable,
+                fix_safety=fix.safety(SAFE),
             )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Rule, related
+from dispatchlint.fix import gate_decision
+from dispatchlint.rules._base import UNSAFE, Case, Finding, Rule, related
 
 _SANITIZE = '''
 def unrename_args(schema, args):
@@ -101,11 +102,13 @@ class CoerceBeforeUnrename(Rule):
             sanitizer = sanitizers[0].split(".")[-1]
             order = "before restoring" if restores else "without restoring"
             found = project.function(sanitizers[0])
+            fix = gate_decision(project, module, function)
             yield self.finding(
                 module,
                 function.span,
                 f"gate `{function.name}` repairs arguments by property name {order} the sanitized names "
                 f"(`{sanitizer}`): keys the provider saw renamed find no property; restore names first",
                 [related(found[0], found[1].span, f"sanitizer `{sanitizer}`")] if found else [],
-                fixable=False,
+                fixable=fix.fixable,
+                fix_safety=fix.safety(UNSAFE),
             )

@@ -20,6 +20,7 @@ STRING = "string"
 ARRAY = "array"
 OBJECT = "object"
 JSON_TYPES: FrozenSet[str] = frozenset({NULL, BOOLEAN, INTEGER, NUMBER, STRING, ARRAY, OBJECT})
+SCALAR_KINDS: FrozenSet[str] = frozenset({NULL, BOOLEAN, INTEGER, NUMBER})
 
 #: The Python types whose values are, exactly, each JSON kind (``int`` is both an integer and a number).
 PYTHON_TYPES: Dict[str, Tuple[type, ...]] = {
@@ -57,11 +58,14 @@ _KIND_OF_TYPE: Dict[type, str] = {
 _NUMERIC = (INTEGER, NUMBER)
 
 # The JSON grammar, ASCII digits only: int() and float() alone would also take "1_000", "+5", "inf" and "٣".
-_INTEGER_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_NUMBER_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER_HEADS = frozenset("-0123456789")
+_FRACTIONAL_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
 _BOOLEAN_LITERALS = {"true": True, "false": False}
+# Longer number literals are kept as strings: CPython's own default bound on int() (a guard against quadratic
+# conversion), applied to every number so that the answer is the same on every Python.
+_MAX_NUMBER_LENGTH = 4300
 # Separators and brackets: a string holding one of them may be a list written as text, never one value.
-_LIST_MARKS = re.compile(r"[,;|\n\[\]]")
+_LIST_MARKS = re.compile(r"[,;|\n\[\]{}]")
 
 
 def json_kind(value: Any) -> Optional[str]:
@@ -81,24 +85,59 @@ def json_kind(value: Any) -> Optional[str]:
 def scalar_literal(text: str) -> Any:
     """The null, boolean or finite number that ``text`` (already trimmed) is the JSON literal of, or MISSING.
 
-    Booleans are taken in any letter case; integers are exact at any size the interpreter converts.
+    Booleans are taken in any letter case; integers are exact, up to 4300 characters.
     """
-    head = text[:1]
-    if head == "-" or head.isdigit():
-        if _INTEGER_LITERAL.fullmatch(text):
-            try:
-                return int(text)
-            except ValueError:  # longer than sys.get_int_max_str_digits(): the interpreter's own DoS guard
-                return MISSING
-        if _NUMBER_LITERAL.fullmatch(text):
-            number = float(text)
-            return number if math.isfinite(number) else MISSING
-        return MISSING
+    if text[:1] in _NUMBER_HEADS:
+        return _number(text)
     if text == "null":
         return None
-    if len(text) <= 5:
-        return _BOOLEAN_LITERALS.get(text.lower(), MISSING)
-    return MISSING
+    return _boolean(text)
+
+
+def _integer(text: str) -> Any:
+    unsigned = text[1:] if text[:1] == "-" else text
+    if len(text) > _MAX_NUMBER_LENGTH or not (unsigned.isdigit() and unsigned.isascii()):
+        return MISSING
+    if unsigned[0] == "0" and len(unsigned) > 1:
+        return MISSING
+    try:
+        return int(text)
+    except ValueError:  # a process that lowered sys.set_int_max_str_digits() below our bound
+        return MISSING
+
+
+def _number(text: str) -> Any:
+    integer = _integer(text)
+    if integer is not MISSING or len(text) > _MAX_NUMBER_LENGTH or not _FRACTIONAL_LITERAL.fullmatch(text):
+        return integer
+    number = float(text)
+    return number if math.isfinite(number) else MISSING
+
+
+def _boolean(text: str) -> Any:
+    return _BOOLEAN_LITERALS.get(text.lower(), MISSING) if len(text) <= 5 else MISSING
+
+
+# Converters for places that admit one scalar kind and no string: each gives back ``text`` itself when it is
+# not the literal, so that the common case costs one call.
+
+
+def integer_literal(text: str) -> Any:
+    """The integer ``text`` is the JSON literal of (whitespace around ignored), or ``text`` itself."""
+    integer = _integer(text.strip())
+    return text if integer is MISSING else integer
+
+
+def number_literal(text: str) -> Any:
+    """The finite number ``text`` is the JSON literal of (whitespace around ignored), or ``text`` itself."""
+    number = _number(text.strip())
+    return text if number is MISSING else number
+
+
+def boolean_literal(text: str) -> Any:
+    """The boolean ``text`` is the JSON literal of (any letter case, whitespace ignored), or ``text`` itself."""
+    literal = _boolean(text.strip())
+    return text if literal is MISSING else literal
 
 
 def json_container(text: str) -> Any:

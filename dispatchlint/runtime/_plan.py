@@ -6,16 +6,18 @@ Every node answers three questions about a value at its place in the schema:
 - ``fits(value)``: is the value accepted as it is, inside too? (Only unions ask, to choose a branch.)
 - ``repair(value)``: the value with what can be repaired repaired; the very same object when nothing changed.
 
-Each node also says what its parent may skip: ``repairs`` (False: ``repair`` is the identity, the parent never
-calls it) and ``exact`` (Python types whose values ``repair`` returns unchanged, tested with ``type(v) in
-exact`` instead of a call). That is why a call with valid arguments costs little more than walking them.
+Each node also gives its parent a fast path: ``repairs`` (False: ``repair`` is the identity, the parent never
+calls it), ``exact`` (Python types whose values ``repair`` returns unchanged: ``type(v) in exact`` replaces a
+call) and ``handlers`` (Python type -> the function ``repair`` would end up in for it: a string converter
+chosen for the admitted kinds, the object walk, the array walk), called directly. That is why a call with
+valid arguments costs little more than walking them, and a mistyped one little more than converting.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ._json import (
     ARRAY,
@@ -27,28 +29,32 @@ from ._json import (
     NUMBER,
     OBJECT,
     PYTHON_TYPES,
+    SCALAR_KINDS,
     STRING,
+    boolean_literal,
+    integer_literal,
     is_ambiguous_single,
     json_container,
     json_equal,
     json_kind,
+    number_literal,
     scalar_literal,
 )
 from ._names import provider_aliases
 from ._schema import MAX_DEPTH, resolve_local_ref, tool_parameters
 
-#: Union and ``allOf`` evaluations allowed per call. Overlapping unions nested in a recursive schema can make
-#: the work exponential in the depth; past this budget the call gives its input back unrepaired.
-UNION_BUDGET = 1_000_000
+#: Union and ``allOf`` evaluations allowed per call: far more than any model's arguments need (about one per
+#: value at a union), while overlapping unions nested in a recursive schema could make the work exponential
+#: in the depth. Past the budget the call gives its input back unrepaired.
+UNION_BUDGET = 200_000
 #: Compiled plans kept, by schema identity (oldest dropped first).
 CACHE_SIZE = 512
 
 _SCALAR_TYPES = frozenset({type(None), bool, int, float, str})
-# Kinds a string can be the JSON text of, other than a string.
-_PARSED_KINDS = frozenset({NULL, BOOLEAN, INTEGER, NUMBER, ARRAY, OBJECT})
+_CONTAINER_KINDS = frozenset({ARRAY, OBJECT})
 
 
-class OutOfBudget(Exception):
+class UnionBudgetError(Exception):
     """Raised inside a call whose unions used up ``UNION_BUDGET``; the call then keeps its input."""
 
 
@@ -63,16 +69,17 @@ def _charge() -> None:
     left = _budget.left - 1
     _budget.left = left
     if left < 0:
-        raise OutOfBudget
+        raise UnionBudgetError
 
 
 class Node:
-    """A place in a schema. Subclasses set ``repairs`` and ``exact`` (see the module docstring)."""
+    """A place in a schema. Subclasses set ``repairs``, ``exact`` and ``handlers`` (see the module docstring)."""
 
-    __slots__ = ("repairs", "exact")
+    __slots__ = ("repairs", "exact", "handlers")
 
     repairs: bool
     exact: FrozenSet[type]
+    handlers: Dict[type, Callable[[Any], Any]]
 
     def admits(self, kind: Optional[str]) -> bool:
         raise NotImplementedError
@@ -92,6 +99,7 @@ class _AnyNode(Node):
     def __init__(self) -> None:
         self.repairs = False
         self.exact = frozenset(python_type for types in PYTHON_TYPES.values() for python_type in types)
+        self.handlers = {}
 
     def admits(self, kind: Optional[str]) -> bool:
         return True
@@ -105,8 +113,8 @@ class _AnyNode(Node):
 
 ANY: Node = _AnyNode()
 
-#: A compiled child together with the ``exact`` types its parent tests before calling it.
-_Step = Tuple[FrozenSet[type], Node]
+#: How a parent repairs a child: the child's ``exact``, ``handlers`` and ``repair``.
+_Step = Tuple[FrozenSet[type], Dict[type, Callable[[Any], Any]], Callable[[Any], Any]]
 
 
 @dataclass(frozen=True)
@@ -139,7 +147,7 @@ NO_ARRAY_RULES = ArrayRules((), None)
 
 def _step(node: Optional[Node]) -> Optional[_Step]:
     """How a parent repairs a child: None when the child never changes a value."""
-    return (node.exact, node) if node is not None and node.repairs else None
+    return (node.exact, node.handlers, node.repair) if node is not None and node.repairs else None
 
 
 class TypedNode(Node):
@@ -186,9 +194,7 @@ class TypedNode(Node):
         self._walks_objects = self.admits(OBJECT) and bool(
             objects.aliases or self._repairing_properties or self._repairing_additional
         )
-        self._walks_arrays = self.admits(ARRAY) and (
-            self._repairing_items is not None or any(self._repairing_prefix)
-        )
+        self._walks_arrays = self.admits(ARRAY) and (self._repairing_items is not None or any(self._repairing_prefix))
         self._checks_objects = bool(
             objects.required
             or objects.aliases
@@ -200,6 +206,14 @@ class TypedNode(Node):
         if admitted is not None and ARRAY in admitted:
             self._first_item = arrays.prefix[0] if arrays.prefix else arrays.items or ANY
         self.repairs = self._walks_objects or self._walks_arrays or self._converts()
+        self.handlers = {}
+        from_string = self._string_converter()
+        if from_string is not None:
+            self.handlers[str] = from_string
+        if self._walks_objects:
+            self.handlers[dict] = self._repair_members
+        if self._walks_arrays:
+            self.handlers[list] = self._repair_items
         self.exact = frozenset(
             python_type
             for kind in (JSON_TYPES if admitted is None else admitted)
@@ -213,8 +227,24 @@ class TypedNode(Node):
         if not self.coerce or admitted is None:
             return False
         floats_to_integers = INTEGER in admitted and NUMBER not in admitted
-        strings_parsed = STRING not in admitted and bool(admitted & _PARSED_KINDS)
+        strings_parsed = STRING not in admitted and bool(admitted & (SCALAR_KINDS | _CONTAINER_KINDS))
         return ARRAY in admitted or floats_to_integers or strings_parsed
+
+    def _string_converter(self) -> Optional[Callable[[str], Any]]:
+        """The fastest correct way to repair a string here; None where strings are admitted or kept."""
+        admitted = self.admitted
+        if not self.coerce or admitted is None or STRING in admitted:
+            return None
+        if admitted & _CONTAINER_KINDS:
+            return self._convert_string
+        scalar_kinds = admitted & SCALAR_KINDS
+        if scalar_kinds == {BOOLEAN}:
+            return boolean_literal
+        if scalar_kinds == {INTEGER}:
+            return integer_literal
+        if scalar_kinds == {INTEGER, NUMBER}:
+            return number_literal
+        return self._scalar_from_string
 
     def admits(self, kind: Optional[str]) -> bool:
         return self.admitted is None or kind in self.admitted
@@ -258,10 +288,9 @@ class TypedNode(Node):
         value_type = type(value)
         if value_type in self.exact:
             return value
-        if value_type is dict and self._walks_objects:
-            return self._repair_members(value)
-        if value_type is list and self._walks_arrays:
-            return self._repair_items(value)
+        handler = self.handlers.get(value_type)
+        if handler is not None:
+            return handler(value)
         kind = json_kind(value)
         if self.admits(kind):  # subclasses of the JSON types, tuples, and kinds admitted without a walk
             if kind == OBJECT and self._walks_objects:
@@ -283,10 +312,11 @@ class TypedNode(Node):
                 if additional is None or key in properties:
                     continue
                 step = additional
-            exact, node = step
-            if type(item) in exact:
+            exact, handlers, repair = step
+            item_type = type(item)
+            if item_type in exact:
                 continue
-            new = node.repair(item)
+            new = handlers.get(item_type, repair)(item)
             if new is not item:
                 if repaired is None:
                     repaired = dict(value)
@@ -299,22 +329,27 @@ class TypedNode(Node):
         if aliases.keys().isdisjoint(value):
             return value
         restored = {}
+        renamed = False
         for key, item in value.items():
             original = aliases.get(key)
-            restored[key if original is None or original in value else original] = item
-        return restored
+            if original is not None and original not in value:
+                key, renamed = original, True
+            restored[key] = item
+        return restored if renamed else value
 
     def _repair_items(self, value: Any) -> Any:
         prefix, items = self._repairing_prefix, self._repairing_items
+        prefix_length = len(prefix)
         repaired = None
         for index, item in enumerate(value):
-            step = prefix[index] if index < len(prefix) else items
+            step = items if index >= prefix_length else prefix[index]
             if step is None:
                 continue
-            exact, node = step
-            if type(item) in exact:
+            exact, handlers, repair = step
+            item_type = type(item)
+            if item_type in exact:
                 continue
-            new = node.repair(item)
+            new = handlers.get(item_type, repair)(item)
             if new is not item:
                 if repaired is None:
                     repaired = list(value)
@@ -323,17 +358,27 @@ class TypedNode(Node):
 
     def _convert(self, value: Any, kind: Optional[str]) -> Any:
         """The one conversion of a value whose kind is not admitted here; the value itself if none or several."""
-        candidates = []
-        if kind == NUMBER and INTEGER in self.admitted and value.is_integer():  # type: ignore[operator]
-            candidates.append(int(value))
-        elif kind == STRING:
-            parsed = self._parse(value)
-            if parsed is not MISSING:
-                candidates.append(parsed)
+        if kind == STRING:
+            converted = self._parse(value)
+        elif kind == NUMBER and self.admits(INTEGER) and value.is_integer():
+            converted = int(value)
+        else:
+            converted = MISSING
         wrapped = self._wrap(value, kind)
         if wrapped is not MISSING:
-            candidates.append(wrapped)
-        return candidates[0] if len(candidates) == 1 else value
+            return wrapped if converted is MISSING else value  # two repairs: ambiguous
+        return value if converted is MISSING else converted
+
+    def _convert_string(self, text: str) -> Any:
+        return self._convert(text, STRING)
+
+    def _scalar_from_string(self, text: str) -> Any:
+        scalar = self._admitted_scalar(text.strip())
+        return text if scalar is MISSING else scalar
+
+    def _admitted_scalar(self, stripped: str) -> Any:
+        scalar = scalar_literal(stripped)
+        return scalar if scalar is not MISSING and self.admits(json_kind(scalar)) else MISSING
 
     def _parse(self, text: str) -> Any:
         """The admitted value ``text`` is the JSON literal of (containers repaired in turn), or MISSING."""
@@ -341,7 +386,7 @@ class TypedNode(Node):
         head = stripped[:1]
         if head == "[" or head == "{":
             kind = ARRAY if head == "[" else OBJECT
-            if kind not in self.admitted:  # type: ignore[operator]
+            if not self.admits(kind):
                 return MISSING
             parsed = json_container(stripped)
             if parsed is MISSING:
@@ -349,10 +394,7 @@ class TypedNode(Node):
             if kind == ARRAY:
                 return self._repair_items(parsed) if self._walks_arrays else parsed
             return self._repair_members(parsed) if self._walks_objects else parsed
-        scalar = scalar_literal(stripped)
-        if scalar is MISSING or json_kind(scalar) not in self.admitted:  # type: ignore[operator]
-            return MISSING
-        return scalar
+        return self._admitted_scalar(stripped)
 
     def _wrap(self, value: Any, kind: Optional[str]) -> Any:
         """``[value]`` where an array is wanted and its first element admits the value, or MISSING."""
@@ -369,13 +411,16 @@ class UnionNode(Node):
 
     A value of a kind some branch admits keeps its kind: it is kept when a branch fits it, repaired by the
     branch when only one branch admits its kind, else by the one distinct repair that makes it fit. A value of
-    a kind no branch admits takes the one distinct conversion the branches offer. Otherwise: kept.
+    a kind no branch admits takes the one distinct conversion the branches offer, counting a conversion only
+    when its branch fits it or is the only branch to admit its kind (so that the next call keeps it: the
+    repair is idempotent). Otherwise: kept.
     """
 
     __slots__ = ("branches",)
 
     def __init__(self, branches: Tuple[Node, ...]) -> None:
         self.branches = branches
+        self.handlers = {}
         self.repairs = any(branch.repairs for branch in branches)
         # A scalar of a kind some branch admits comes back unchanged whatever the branches say inside.
         self.exact = frozenset(t for branch in branches for t in branch.exact if t in _SCALAR_TYPES)
@@ -404,13 +449,17 @@ class UnionNode(Node):
         else:
             for branch in self.branches:
                 repaired = branch.repair(value)
-                if repaired is not value:
+                if repaired is not value and (branch.fits(repaired) or self._only_admitter(branch, repaired)):
                     candidates.append(repaired)
         distinct: List[Any] = []
         for candidate in candidates:
             if not any(json_equal(candidate, seen) for seen in distinct):
                 distinct.append(candidate)
         return distinct[0] if len(distinct) == 1 else value
+
+    def _only_admitter(self, branch: Node, value: Any) -> bool:
+        kind = json_kind(value)
+        return not any(other.admits(kind) for other in self.branches if other is not branch)
 
 
 class AllNode(Node):
@@ -425,6 +474,7 @@ class AllNode(Node):
     def __init__(self, members: Tuple[Node, ...], repairer: Optional[Node]) -> None:
         self.members = members
         self.repairer = repairer
+        self.handlers = {}
         self.repairs = repairer is not None
         self.exact = frozenset()
 
@@ -559,16 +609,16 @@ def _merge_disjoint(branches: Sequence[Node]) -> Optional[Node]:
     kind, the branch a value belongs to is known from its kind, and the union rules give the same answers as
     the type-list rules. This keeps ``Optional`` fields (the common case) off the slow union path.
     """
-    typed = [branch for branch in branches if isinstance(branch, TypedNode)]
-    if len(typed) < len(branches) or any(branch.admitted is None or branch.enum is not None for branch in typed):
+    typed = [branch for branch in branches if isinstance(branch, TypedNode) and branch.enum is None]
+    if len(typed) < len(branches):
         return None
-    kinds: set = set()
+    kinds: Set[str] = set()
     for branch in typed:
-        if kinds & branch.admitted:  # type: ignore[operator]
+        if branch.admitted is None or kinds & branch.admitted:
             return None
-        kinds |= branch.admitted  # type: ignore[operator]
-    objects = next((branch.objects for branch in typed if OBJECT in branch.admitted), NO_OBJECT_RULES)  # type: ignore
-    arrays = next((branch.arrays for branch in typed if ARRAY in branch.admitted), NO_ARRAY_RULES)  # type: ignore
+        kinds |= branch.admitted
+    objects = next((branch.objects for branch in typed if branch.admits(OBJECT)), NO_OBJECT_RULES)
+    arrays = next((branch.arrays for branch in typed if branch.admits(ARRAY)), NO_ARRAY_RULES)
     return TypedNode(frozenset(kinds), None, objects, arrays, typed[0].coerce)
 
 
@@ -608,5 +658,5 @@ def run_plan(node: Node, value: Any) -> Any:
     _budget.left = UNION_BUDGET
     try:
         return node.repair(value)
-    except OutOfBudget:
+    except UnionBudgetError:
         return value

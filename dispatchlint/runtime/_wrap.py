@@ -23,7 +23,7 @@ import re
 import typing
 from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._coerce import changed_values, coerce_args, unrename_args
 from ._schema import tool_parameters
@@ -38,6 +38,8 @@ SchemaSource = Union[Mapping[str, Any], Callable[[str], Any], None]
 ArgumentsSlotHint = Union[int, str, None]
 
 Executor = TypeVar("Executor", bound=Callable[..., Any])
+#: (position, keyword name) of the parameter that receives the arguments mapping; either may be None.
+_Slot = Tuple[Optional[int], Optional[str]]
 
 MAPPING_PARAMETER_NAMES = frozenset(
     {
@@ -103,14 +105,14 @@ def coerced(
         lookup = _schema_lookup(schema_or_schemas)
 
     def decorate(executor: Executor) -> Executor:
-        return _wrap_executor(name, executor, lookup, args_at, on_repair)  # type: ignore[return-value]
+        return cast(Executor, _wrap_executor(name, executor, lookup, args_at, on_repair))
 
     return decorate
 
 
 def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
     if schemas is None:
-        return {}.get
+        return _no_schema
     if isinstance(schemas, AbstractMapping):
         return schemas.get
     if callable(schemas):
@@ -124,6 +126,10 @@ def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
 
         return call_source
     raise TypeError(f"schemas must be a mapping, a callable or None, not {type(schemas).__name__}")
+
+
+def _no_schema(name: str) -> None:
+    return None
 
 
 class _Gate:
@@ -197,35 +203,35 @@ def _wrap_executor(
 
 def _is_async(executor: Callable[..., Any]) -> bool:
     """Coroutine functions, and objects whose ``__call__`` is one (the wrapper must be awaitable too)."""
-    return inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None))
+    return inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(
+        getattr(type(executor), "__call__", None)
+    )
 
 
-def _arguments_slot(
-    executor: Callable[..., Any], hint: ArgumentsSlotHint, schema: Any
-) -> Optional[Tuple[Optional[int], Optional[str]]]:
-    """(position, keyword) of the parameter that receives the arguments mapping; None: keyword arguments."""
+def _arguments_slot(executor: Callable[..., Any], hint: ArgumentsSlotHint, schema: Any) -> Optional[_Slot]:
+    """Where the executor receives the arguments mapping; None: its keyword arguments are the arguments."""
     try:
         parameters = list(inspect.signature(executor).parameters.values())
     except (TypeError, ValueError):  # builtins and other callables without a signature
         parameters = []
     positional = [parameter for parameter in parameters if parameter.kind in _POSITIONAL]
     if isinstance(hint, int):
-        named = positional[hint] if hint < len(positional) else None
-        keyword = named.name if named is not None and named.kind != inspect.Parameter.POSITIONAL_ONLY else None
-        return hint, keyword
+        return _slot(positional[hint], positional) if hint < len(positional) else (hint, None)
     if isinstance(hint, str):
-        for index, parameter in enumerate(positional):
-            if parameter.name == hint:
-                return index, (hint if parameter.kind != inspect.Parameter.POSITIONAL_ONLY else None)
-        return None, hint
+        named = next((parameter for parameter in parameters if parameter.name == hint), None)
+        return _slot(named, positional) if named is not None else (None, hint)
     candidates = [p for p in parameters if p.kind in _POSITIONAL or p.kind == inspect.Parameter.KEYWORD_ONLY]
     chosen = next((p for p in candidates if p.name.lower() in MAPPING_PARAMETER_NAMES), None)
     if chosen is None:
         chosen = next((p for p in candidates if _is_mapping_annotation(p.annotation)), None)
     if chosen is None or chosen.name in _property_names(schema):
         return None
-    index = positional.index(chosen) if chosen in positional else None
-    return index, (chosen.name if chosen.kind != inspect.Parameter.POSITIONAL_ONLY else None)
+    return _slot(chosen, positional)
+
+
+def _slot(parameter: inspect.Parameter, positional: List[inspect.Parameter]) -> _Slot:
+    index = positional.index(parameter) if parameter in positional else None
+    return index, (None if parameter.kind == inspect.Parameter.POSITIONAL_ONLY else parameter.name)
 
 
 def _is_mapping_annotation(annotation: Any) -> bool:

@@ -1,0 +1,79 @@
+"""DL101 fix for a name-test chain: repair the arguments once, ahead of the chain.
+
+``if function_name == "todo": ... else: return handle_function_call(function_name, function_args)``: the arms
+read pieces of ``function_args`` raw while the fallback repairs them. One statement ahead of the chain,
+``function_args = coerce_tool_args(function_name, function_args)``, makes every arm read repaired arguments; the
+fallback repairs them again, which changes nothing (a gate leaves valid arguments as they are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Union
+
+import libcst as cst
+
+from dispatchlint.analysis.facts import NameChain
+from dispatchlint.analysis.link import Project, Site
+from dispatchlint.fix import _codegen
+from dispatchlint.fix._imports import Import, imports_module
+from dispatchlint.fix._plan import ProjectPlan
+from dispatchlint.fix._source import Sources
+from dispatchlint.fix._wrapping import gate_import
+
+
+@dataclass(frozen=True)
+class ChainFix:
+    site: Site
+    gate: Import
+    #: The chain's first ``if`` statement, in the original tree.
+    statement: cst.If
+    #: The tool-name expression and the arguments variable, as the chain writes them.
+    name: str
+    args: str
+    #: The gate's module imports the chain's module: import the gate where the chain runs.
+    lazy: bool
+
+    @property
+    def label(self) -> str:
+        return f"`{self.gate.name}`"
+
+    def apply(self, plan: ProjectPlan) -> None:
+        file = plan.file(self.site.module)
+        if self.lazy:
+            gate, lines = self.gate.name, [file.import_statement(self.gate)]
+        else:
+            gate, lines = file.imported(self.gate), []
+        lines.append(f"{self.args} = {gate}({self.name}, {self.args})")
+
+        def insert(updated: cst.CSTNode) -> cst.FlattenSentinel:
+            assert isinstance(updated, cst.If)
+            added: List[cst.BaseStatement] = [_codegen.statement(file.tree, line) for line in lines]
+            added[0] = added[0].with_changes(leading_lines=updated.leading_lines)
+            return cst.FlattenSentinel([*added, updated.with_changes(leading_lines=[])])
+
+        file.replace(self.statement, insert)
+        where = f"in `{self.site.function}`" if self.site.function else "at module level"
+        file.note(f"coerce `{self.args}` with {self.label} ahead of the `{self.site.key}` chain {where}")
+
+
+def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) -> Union[ChainFix, str]:
+    """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
+    source = sources.get(site.module.path)
+    test = source.node_at(chain.span, cst.BaseExpression)
+    statement = source.parent(test) if test is not None else None
+    fallback = source.node_at(chain.fallback_span, cst.Call)
+    if not isinstance(statement, cst.If) or fallback is None:
+        return "the chain's code cannot be found"
+    passed = [
+        arg.value.value
+        for arg in fallback.args
+        if isinstance(arg.value, cst.Name) and arg.value.value != chain.variable and not arg.star
+    ]
+    if len(passed) != 1:
+        return "the fallback call does not pass the arguments as one variable"
+    gate = gate_import(project, [site.fallback])
+    if isinstance(gate, str):
+        return gate
+    lazy = gate.module != site.module.module and imports_module(project, gate.module, site.module.module)
+    return ChainFix(site, gate, statement, chain.variable, passed[0], lazy)

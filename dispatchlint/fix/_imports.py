@@ -1,0 +1,318 @@
+"""The imports generated code needs: in which form, whether they would close a cycle, and where they go.
+
+A new import follows the module's own habits (relative when the module imports its package relatively) and is
+placed where isort would roughly put it: a plain ``import functools`` among the module's other outside imports,
+a project import after the project imports that sort before it. An import of the gate's module from the table's
+module would close a cycle when the gate's module already imports (directly or through others) the table's
+module; the generated wrapper then imports the gate when it runs, not when the module loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set
+
+import libcst as cst
+
+from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis.facts import ModuleFacts
+from dispatchlint.analysis.link import Project
+
+
+@dataclass(frozen=True)
+class Import:
+    """``import module`` (``name`` empty) or ``from module import name``, with ``module`` absolute."""
+
+    module: str
+    name: str = ""
+
+
+def imports_module(project: Project, importer: str, imported: str) -> bool:
+    """Whether loading ``importer`` loads ``imported`` (through any chain of project imports)."""
+    graph = _import_graph(project)
+    seen: Set[str] = set()
+    stack = [importer]
+    while stack:
+        current = stack.pop()
+        if current == imported:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(graph.get(current, ()))
+    return False
+
+
+def _import_graph(project: Project) -> Dict[str, Set[str]]:
+    names = project.module_names
+    graph: Dict[str, Set[str]] = {}
+    for module in project.modules:
+        edges = graph.setdefault(module.module, set())
+        for _, target in module.imports:
+            parts = target.split(".")
+            for depth in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:depth])
+                if prefix in names:
+                    edges.add(prefix)
+                    break
+        parts = module.module.split(".")
+        for depth in range(1, len(parts)):  # importing a submodule runs its packages' __init__ first
+            edges.add(".".join(parts[:depth]))
+    return graph
+
+
+def local_name_of(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> Optional[str]:
+    """The name under which a module already has ``wanted`` at top level, if it does."""
+    target = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
+    top_level = top_level_names(tree)
+    for local, qualified in facts.imports:
+        if qualified == target and local in top_level:
+            return local
+    return None
+
+
+def top_level_names(tree: cst.Module) -> Set[str]:
+    """Names a module binds at its top level (and in top-level ``if``/``try`` blocks)."""
+    names: Set[str] = set()
+    for statement in _flat_statements(tree.body):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                names.update(_bound_by(small))
+    return names
+
+
+def _flat_statements(body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    found: List[cst.BaseStatement] = []
+    for statement in body:
+        found.append(statement)
+        if isinstance(statement, (cst.If, cst.Try)):
+            found.extend(_flat_statements(statement.body.body))
+            orelse = statement.orelse
+            if isinstance(orelse, cst.Else):
+                found.extend(_flat_statements(orelse.body.body))
+            for handler in getattr(statement, "handlers", ()):
+                found.extend(_flat_statements(handler.body.body))
+    return found
+
+
+def _bound_by(small: cst.BaseSmallStatement) -> List[str]:
+    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+        bound = []
+        for alias in small.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound.append(alias.asname.name.value)
+            else:
+                bound.append(cst.Module([]).code_for_node(alias.name).split(".")[0])
+        return bound
+    if isinstance(small, cst.Assign):
+        return [target.target.value for target in small.targets if isinstance(target.target, cst.Name)]
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+        return [small.target.value]
+    return []
+
+
+def import_source(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> str:
+    """The import statement for ``wanted`` as this module would write it."""
+    if not wanted.name:
+        return f"import {wanted.module}"
+    return f"from {_module_reference(facts, tree, wanted.module)} import {wanted.name}"
+
+
+def _module_reference(facts: ModuleFacts, tree: cst.Module, target: str) -> str:
+    if not any(isinstance(node, cst.ImportFrom) and node.relative for node in _top_level_smalls(tree)):
+        return target
+    package = facts.module.split(".") if facts.is_package else facts.module.split(".")[:-1]
+    parts = target.split(".")
+    common = 0
+    while common < min(len(package), len(parts)) and package[common] == parts[common]:
+        common += 1
+    if common == 0:
+        return target
+    return "." * (len(package) - common + 1) + ".".join(parts[common:])
+
+
+def _top_level_smalls(tree: cst.Module) -> List[cst.BaseSmallStatement]:
+    return [
+        small
+        for statement in tree.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    ]
+
+
+def drop_unused_import(tree: cst.Module, module: str) -> cst.Module:
+    """Remove a top-level ``import module`` that nothing in the module uses any more."""
+    used = any(
+        isinstance(node, cst.Name) and node.value == module
+        for statement in tree.body
+        if not _is_import_line(statement)
+        for node in syn.walk(statement)
+    )
+    if used:
+        return tree
+    body = list(tree.body)
+    for index, statement in enumerate(body):
+        if _is_import_line(statement) and _plain_import_of(statement) == module:
+            if index + 1 < len(body):
+                body[index + 1] = body[index + 1].with_changes(leading_lines=statement.leading_lines)
+            del body[index]
+            return tree.with_changes(body=body)
+    return tree
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _plain_import_of(statement: cst.BaseStatement) -> Optional[str]:
+    """``json`` for the line ``import json`` (one name, no alias)."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    small = statement.body[0]
+    if len(statement.body) != 1 or not isinstance(small, cst.Import) or len(small.names) != 1:
+        return None
+    alias = small.names[0]
+    return alias.name.value if alias.asname is None and isinstance(alias.name, cst.Name) else None
+
+
+# ---------------------------------------------------------------------------------------------- placement
+
+
+@dataclass(frozen=True)
+class _Placed:
+    index: int
+    project: bool
+    plain: bool
+    key: str
+
+
+def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_packages: Set[str]) -> cst.Module:
+    """Insert one import statement into the module's import block, next to imports of its kind.
+
+    ``project_packages`` are the project's top-level package names: imports of them (and relative ones) form
+    the project group, after the outside (standard library and third-party) group.
+    """
+    body = list(tree.body)
+    start = _prelude_end(body)
+    block = _import_block(body, start, project_packages)
+    small = statement.body[0]
+    merged = _merged(body, block, small)
+    if merged is not None:
+        return tree.with_changes(body=merged)
+    key = _sort_key(small)
+    plain = isinstance(small, cst.Import)
+    project_import = _is_project(small, project_packages)
+    same_kind = [placed for placed in block if placed.project == project_import]
+    before = next(
+        (
+            placed
+            for placed in same_kind
+            if (not placed.plain and plain) or (placed.plain == plain and placed.key > key)
+        ),
+        None,
+    )
+    if before is not None:
+        body[before.index : before.index + 1] = _insert_before(body[before.index], statement)
+    elif same_kind:
+        body.insert(same_kind[-1].index + 1, statement)
+    elif block and project_import:
+        body.insert(block[-1].index + 1, statement.with_changes(leading_lines=[cst.EmptyLine()]))
+    elif block:  # the first outside import, ahead of the project's own
+        new, first = _insert_before(body[block[0].index], statement)
+        body[block[0].index : block[0].index + 1] = [new, first.with_changes(leading_lines=[cst.EmptyLine()])]
+    else:
+        body[start:start] = [statement.with_changes(leading_lines=[cst.EmptyLine()] if start else [])]
+        if start + 1 < len(body) and not body[start + 1].leading_lines:
+            body[start + 1] = body[start + 1].with_changes(leading_lines=[cst.EmptyLine()])
+    return tree.with_changes(body=body)
+
+
+def _merged(
+    body: List[cst.BaseStatement], block: Sequence[_Placed], small: cst.BaseSmallStatement
+) -> Optional[List[cst.BaseStatement]]:
+    """``from .gate import SCHEMAS`` + ``from .gate import coerce_tool_args``: one line, when it is a simple one."""
+    if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+        return None
+    for placed in block:
+        line = body[placed.index]
+        assert isinstance(line, cst.SimpleStatementLine)
+        existing = line.body[0]
+        if (
+            len(line.body) == 1
+            and isinstance(existing, cst.ImportFrom)
+            and not isinstance(existing.names, cst.ImportStar)
+            and existing.lpar is None
+            and _sort_key(existing) == _sort_key(small)
+        ):
+            names = list(existing.names)
+            names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            names.extend(small.names)
+            merged = list(body)
+            merged[placed.index] = line.with_changes(body=[existing.with_changes(names=names)])
+            return merged
+    return None
+
+
+def _insert_before(existing: cst.BaseStatement, statement: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
+    """The new statement takes over the blank lines and comments that opened the existing one's group."""
+    return [statement.with_changes(leading_lines=existing.leading_lines), existing.with_changes(leading_lines=[])]
+
+
+def _prelude_end(body: Sequence[cst.BaseStatement]) -> int:
+    """The index after the docstring and the ``from __future__`` imports."""
+    index = 0
+    if body and _is_docstring(body[0]):
+        index = 1
+    while index < len(body) and _is_future(body[index]):
+        index += 1
+    return index
+
+
+def _import_block(body: Sequence[cst.BaseStatement], start: int, project_packages: Set[str]) -> List[_Placed]:
+    placed = []
+    for index in range(start, len(body)):
+        statement = body[index]
+        if not (
+            isinstance(statement, cst.SimpleStatementLine)
+            and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+        ):
+            break
+        small = statement.body[0]
+        placed.append(_Placed(index, _is_project(small, project_packages), isinstance(small, cst.Import), _sort_key(small)))
+    return placed
+
+
+def _is_project(small: cst.BaseSmallStatement, project_packages: Set[str]) -> bool:
+    if isinstance(small, cst.ImportFrom) and small.relative:
+        return True
+    return _sort_key(small).split(".")[0] in project_packages
+
+
+def _sort_key(small: cst.BaseSmallStatement) -> str:
+    empty = cst.Module([])
+    if isinstance(small, cst.Import):
+        return empty.code_for_node(small.names[0].name)
+    assert isinstance(small, cst.ImportFrom)
+    module = empty.code_for_node(small.module) if small.module is not None else ""
+    return "." * len(small.relative) + module
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.ImportFrom)
+        and isinstance(statement.body[0].module, cst.Name)
+        and statement.body[0].module.value == "__future__"
+    )

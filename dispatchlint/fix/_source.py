@@ -1,0 +1,116 @@
+"""The files a fix reads or rewrites, parsed once each with the positions and parents a planner needs.
+
+The analyzer's facts say *where* things are (1-based spans); a fix needs the libcst nodes at those places. A
+:class:`SourceFile` keeps the exact bytes it was parsed from (so that nothing the fix does not mean to change can
+move: comments, quotes, encoding, BOM, line endings) and finds nodes by the position the facts recorded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Tuple, Type, TypeVar
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from dispatchlint.analysis.facts import Span
+
+Node = TypeVar("Node", bound=cst.CSTNode)
+
+
+class FixError(Exception):
+    """A fix cannot be made or written; the message names the file and says why."""
+
+
+@dataclass
+class SourceFile:
+    """One parsed file: its bytes, its tree, and where each node of the tree starts and ends."""
+
+    path: Path
+    relative: str
+    data: bytes
+    tree: cst.Module
+    positions: Mapping[cst.CSTNode, CodeRange]
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    _starts: Dict[Tuple[int, int], List[cst.CSTNode]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, path: Path, relative: str) -> "SourceFile":
+        try:
+            data = path.read_bytes()
+            tree = cst.parse_module(data)
+        except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError) as error:
+            raise FixError(f"{relative}: cannot parse: {error}") from error
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        parents = wrapper.resolve(ParentNodeProvider)
+        starts: Dict[Tuple[int, int], List[cst.CSTNode]] = defaultdict(list)
+        for node, code_range in positions.items():
+            starts[(code_range.start.line, code_range.start.column + 1)].append(node)
+        return cls(path, relative, data, tree, positions, parents, dict(starts))
+
+    def node_at(self, span: Span, kind: Type[Node]) -> Optional[Node]:
+        """The outermost node of type ``kind`` that starts where ``span`` starts."""
+        found = [node for node in self._starts.get((span.line, span.column), []) if isinstance(node, kind)]
+        if not found:
+            return None
+        return max(found, key=lambda node: self._extent(node))
+
+    def _extent(self, node: cst.CSTNode) -> Tuple[int, int]:
+        end = self.positions[node].end
+        return (end.line, end.column)
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(node)
+
+    def enclosing(self, node: cst.CSTNode, kind: Type[Node]) -> Optional[Node]:
+        """The nearest ancestor of type ``kind``."""
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, kind):
+            current = self.parents.get(current)
+        return current
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+        """The statement (simple line or compound) that holds ``node``."""
+        current: Optional[cst.CSTNode] = node
+        while current is not None and not isinstance(current, cst.BaseStatement):
+            current = self.parents.get(current)
+        return current
+
+    def top_level_statement(self, node: cst.CSTNode) -> cst.BaseStatement:
+        """The module-level statement that holds ``node`` (a table, a function, a class)."""
+        current = node
+        while True:
+            parent = self.parents.get(current)
+            if parent is None or isinstance(parent, cst.Module):
+                assert isinstance(current, cst.BaseStatement)
+                return current
+            current = parent
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+
+class Sources:
+    """Parsed files by path relative to the project root, each parsed at most once per run."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: Dict[str, SourceFile] = {}
+
+    def get(self, relative: str) -> SourceFile:
+        found = self._files.get(relative)
+        if found is None:
+            found = self._files[relative] = SourceFile.parse(self.root / relative, relative)
+        return found
+
+
+def check_module(data: bytes, relative: str) -> None:
+    """Re-parse rewritten bytes with libcst and with Python's own compiler; a fix never writes what fails."""
+    try:
+        cst.parse_module(data)
+        compile(data, relative, "exec", dont_inherit=True)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError, UnicodeDecodeError) as error:
+        raise FixError(f"{relative}: the rewritten module does not parse ({error}); nothing was written") from error

@@ -1,0 +1,145 @@
+"""What repairs a table's values: the project's own gate, or the bundled coercer given a schema source.
+
+A project that has a gate keeps one source of truth: the generated wrapper calls that gate, exactly as the gated
+path does (``coerce_tool_args(name, args)``). A project with no gate (DL102) gets ``dispatchlint.runtime``'s
+``wrap_table``, which needs the tools' schemas by name: a module-level schema table the analyzer found, or the one
+``[tool.dispatchlint] schemas = "module:NAME"`` names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+from dispatchlint.analysis._syntax import ARGS_NAMES
+from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
+from dispatchlint.analysis.link import Project
+from dispatchlint.fix._imports import Import, imports_module, top_level_names
+from dispatchlint.fix._shape import CallShape
+from dispatchlint.fix._source import Sources
+
+RUNTIME = "dispatchlint.runtime"
+_NAME_PARAMS = ("tool", "function", "fn", "func")
+CONFIGURE_SCHEMAS = (
+    'set `schemas = "module:NAME"` in [tool.dispatchlint] to a mapping from tool name to its parameters schema'
+)
+
+
+@dataclass(frozen=True)
+class GateWrapping:
+    """Values are wrapped by ``_coerced(name, executor)``, which calls the project's gate."""
+
+    gate: Import
+    shape: CallShape
+    #: The gate's module imports the wrapper's module: import the gate inside the wrapper, when it runs.
+    lazy: bool
+
+    @property
+    def label(self) -> str:
+        return f"`{self.gate.name}`"
+
+
+@dataclass(frozen=True)
+class RuntimeWrapping:
+    """Values are wrapped by ``dispatchlint.runtime`` against the schemas in ``schemas``."""
+
+    schemas: Import
+
+    @property
+    def label(self) -> str:
+        return f"`dispatchlint.runtime` and `{self.schemas.name}`"
+
+
+Wrapping = Union[GateWrapping, RuntimeWrapping]
+
+
+def gate_wrapping(
+    project: Project, shape: CallShape, module: ModuleFacts, hints: Iterable[str]
+) -> Union[GateWrapping, str]:
+    """Wrap with the gate that the functions in ``hints`` call (the gated paths), else the project's first gate."""
+    found = _gate(project, hints)
+    if isinstance(found, str):
+        return found
+    gate_module, gate = found
+    lazy = gate_module.module != module.module and imports_module(project, gate_module.module, module.module)
+    return GateWrapping(Import(gate_module.module, gate.name), shape, lazy)
+
+
+def gate_import(project: Project, hints: Iterable[str]) -> Union[Import, str]:
+    """The gate to call ahead of a name-test chain: the one its gated fallback calls."""
+    found = _gate(project, hints)
+    return found if isinstance(found, str) else Import(found[0].module, found[1].name)
+
+
+def _gate(project: Project, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
+    candidates: List[Tuple[ModuleFacts, FunctionDef]] = []
+    for function in hints:
+        for module, call in project.calls_in(function):
+            if project.is_gate_callee(module, call.callee, call.function):
+                resolved = project.resolve(module, call.callee, call.function, project.class_of(module, call.function))
+                located = project.function(resolved) if resolved else None
+                if located is not None and located not in candidates:
+                    candidates.append(located)
+    candidates.extend(found for found in project.gate_locations(top_level_only=True) if found not in candidates)
+    usable = [found for found in candidates if _takes_name_and_arguments(found[1])]
+    if usable:
+        return usable[0]
+    if candidates:
+        names = ", ".join(f"`{function.name}`" for _, function in candidates[:2])
+        return f"the gate ({names}) is not a module-level function taking (tool name, arguments)"
+    return "the project's gate is not defined in the project"
+
+
+def _takes_name_and_arguments(function: FunctionDef) -> bool:
+    params = [param for param in function.params if param not in ("self", "cls")]
+    if "." in function.qualname or len(params) < 2:
+        return False
+    first, second = params[0].lower(), params[1]
+    return ("name" in first or first in _NAME_PARAMS) and second in ARGS_NAMES
+
+
+def runtime_wrapping(
+    project: Project, sources: Sources, module: ModuleFacts, keys: Sequence[str], line: int
+) -> Union[RuntimeWrapping, str]:
+    """The bundled coercer with the configured schema source, or the analyzer's schema table for ``keys``."""
+    schemas = _configured_schemas(project) or _found_schemas(project, sources, keys)
+    if schemas is None:
+        return f"the project has no gate and no schema source the fix can use: {CONFIGURE_SCHEMAS}"
+    if schemas.module == module.module:
+        defined = [
+            schema.span.line
+            for _, found in project.schemas.items()
+            for owner, schema in found
+            if owner.module == module.module and schema.table_key_of == schemas.name
+        ]
+        if defined and min(defined) > line:
+            return f"the schema table `{schemas.name}` is defined after the tool table"
+    elif imports_module(project, schemas.module, module.module):
+        return f"`{schemas.module}` (the schema source) imports `{module.module}`: an import cycle"
+    return RuntimeWrapping(schemas)
+
+
+def _configured_schemas(project: Project) -> Optional[Import]:
+    if not project.config.schemas:
+        return None
+    module, _, name = project.config.schemas.partition(":")
+    return Import(module.strip(), name.strip())
+
+
+def _found_schemas(project: Project, sources: Sources, keys: Sequence[str]) -> Optional[Import]:
+    """The module-level schema table (tool name -> schema) covering most of the table's tools."""
+    coverage: dict = {}
+    for tool, found in project.schemas.items():
+        for module, schema in found:
+            if schema.table_key_of:
+                source = Import(module.module, schema.table_key_of)
+                coverage.setdefault(source, [module, set()])[1].add(tool)
+    ranked = sorted(
+        coverage.items(), key=lambda item: (-len(item[1][1] & set(keys)), item[1][0].path, item[0].name)
+    )
+    for source, (module, tools) in ranked:
+        if keys and not tools & set(keys):
+            continue
+        if source.name in top_level_names(sources.get(module.path).tree):
+            return source
+    return None
