@@ -40,7 +40,6 @@ from dispatchlint.analysis.facts import (
     Span,
     TableDef,
     TableFill,
-    Unknown,
     ValueRef,
 )
 

@@ -16,11 +16,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import (
     WEAK_JSON,
-    Alias,
     Call,
     CallResult,
     ChainArm,
-    ClassDef,
     Dispatch,
     Either,
     Flow,
@@ -35,6 +33,7 @@ from dispatchlint.analysis.facts import (
     TableFill,
     ValueRef,
 )
+from dispatchlint.analysis.symbols import SymbolTable, scoped
 from dispatchlint.config import Config
 
 GATED = "gated"
@@ -138,12 +137,9 @@ class Project:
         self.config = config
         self.modules = [module for module in modules if module.parse_error is None]
         self.broken = [module for module in modules if module.parse_error is not None]
-        self.module_names = {module.module for module in self.modules}
-        self._project_roots = {name.split(".")[0] for name in self.module_names}
-        self._resolved: Dict[Tuple[str, str, str, str], Optional[str]] = {}
+        self.symbols = SymbolTable(self.modules)
+        self.module_names = self.symbols.module_names
         self._memo: Dict[str, object] = {}
-        self._symbols: Dict[str, Tuple[str, object, ModuleFacts]] = {}
-        self._build_symbols()
         self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
         self.sanitizers = self._find_sanitizers()
         self.gate_functions = self._find_gate_functions()
@@ -157,164 +153,25 @@ class Project:
         self._verdicts: Dict[Tuple[str, str], str] = {}
         self.sites = self._link_sites()
         self.has_gate = bool(
-            any(self._symbols.get(q, ("",))[0] == "function" for q in self.gate_functions)
+            any(self.symbols.kind(q) == "function" for q in self.gate_functions)
             or any(self.is_gate_callee(m, c.callee, c.function) for m in self.modules for c in m.calls)
             or any(table.wrapped for table in self.tables.values())
         )
 
     # ------------------------------------------------------------------------------------------ symbols
 
-    def _build_symbols(self) -> None:
-        for module in self.modules:
-            name = module.module
-            self._symbols.setdefault(name, ("module", module, module))
-            for local, target in module.imports:
-                self._symbols[f"{name}.{local}"] = ("import", target, module)
-            for alias in module.aliases:
-                self._symbols.setdefault(_scoped(name, alias.owner, alias.name), ("alias", alias, module))
-            for cls in module.classes:
-                self._symbols[f"{name}.{cls.qualname}"] = ("class", cls, module)
-            for function in module.functions:
-                self._symbols[f"{name}.{function.qualname}"] = ("function", function, module)
-            for table in module.tables:
-                self._symbols[_scoped(name, table.owner, table.name)] = ("table", table, module)
-
     def function(self, qualified: str) -> Optional[Tuple[ModuleFacts, FunctionDef]]:
-        symbol = self._symbols.get(qualified)
-        if symbol is not None and symbol[0] == "function":
-            assert isinstance(symbol[1], FunctionDef)
-            return symbol[2], symbol[1]
-        return None
+        return self.symbols.function(qualified)
 
     def class_of(self, module: ModuleFacts, function: str) -> str:
-        found = self.function(f"{module.module}.{function}") if function else None
-        return found[1].class_name if found else ""
+        return self.symbols.class_of(module, function)
 
     def resolve(self, module: ModuleFacts, dotted: str, function: str = "", class_name: str = "") -> Optional[str]:
         """The qualified name ``dotted`` denotes where it is written (external names are returned as imported)."""
-        key = (module.module, dotted, function, class_name)
-        if key not in self._resolved:
-            self._resolved[key] = self._resolve(module, dotted, function, class_name)
-        return self._resolved[key]
-
-    def _resolve(self, module: ModuleFacts, dotted: str, function: str, class_name: str) -> Optional[str]:
-        head, _, rest = dotted.partition(".")
-        if head in ("self", "cls"):
-            if not class_name or not rest:
-                return None
-            return self._member(f"{module.module}.{class_name}", rest)
-        if function:
-            parts = function.split(".")
-            for depth in range(len(parts), 0, -1):
-                candidate = f"{module.module}.{'.'.join(parts[:depth])}.{head}"
-                if candidate in self._symbols:
-                    return self._canonical(_join(candidate, rest))
-        candidate = f"{module.module}.{head}"
-        if candidate in self._symbols:
-            return self._canonical(_join(candidate, rest))
-        if head in self.module_names:
-            return self._canonical(dotted)
-        return None
-
-    def _canonical(self, qualified: str) -> Optional[str]:
-        """Follow imports, aliases and class hierarchies until a defined symbol (or an external name)."""
-        for _ in range(12):
-            symbol = self._symbols.get(qualified)
-            if symbol is not None:
-                kind, payload, module = symbol
-                if kind == "import":
-                    assert isinstance(payload, str)
-                    if payload == qualified:
-                        return qualified
-                    qualified = payload
-                    continue
-                if kind == "alias":
-                    target = self._alias_target(payload, module)  # type: ignore[arg-type]
-                    if target is None or target == qualified:
-                        return qualified
-                    qualified = target
-                    continue
-                return qualified
-            prefix, rest = self._known_prefix(qualified)
-            if prefix is None:
-                return qualified if not self._inside_project(qualified) else None
-            kind, payload, owner_module = self._symbols[prefix]
-            if kind == "alias":
-                instance_of = self._instance_class(payload, owner_module)
-                if instance_of is not None:
-                    return self._member(instance_of, rest)
-            if kind in ("import", "alias"):
-                resolved_prefix = self._canonical(prefix)
-                if resolved_prefix is None or resolved_prefix == prefix:
-                    return None
-                qualified = _join(resolved_prefix, rest)
-                continue
-            if kind == "class":
-                return self._member(prefix, rest)
-            return None
-        return None
-
-    def _instance_class(self, alias: object, module: ModuleFacts) -> Optional[str]:
-        """The project class an alias is an instance of (``registry = ToolRegistry()``)."""
-        assert isinstance(alias, Alias)
-        if alias.target.kind != "call" or alias.scope != "module":
-            return None
-        resolved = self.resolve(module, alias.target.target)
-        if resolved is not None and self._symbols.get(resolved, ("",))[0] == "class":
-            return resolved
-        return None
-
-    def _alias_target(self, alias: object, module: ModuleFacts) -> Optional[str]:
-        assert isinstance(alias, Alias)
-        if alias.target.kind != "ref":
-            return None
-        function = alias.owner if alias.scope == "local" else ""
-        class_name = alias.owner if alias.scope in ("class", "instance") else ""
-        if alias.scope == "local":
-            class_name = self.class_of(module, alias.owner)
-        return self.resolve(module, alias.target.target, function, class_name)
-
-    def _known_prefix(self, qualified: str) -> Tuple[Optional[str], str]:
-        parts = qualified.split(".")
-        for depth in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:depth])
-            if prefix in self._symbols:
-                return prefix, ".".join(parts[depth:])
-        return None, ""
-
-    def _inside_project(self, qualified: str) -> bool:
-        return qualified.split(".")[0] in self._project_roots
+        return self.symbols.resolve(module, dotted, function, class_name)
 
     def mro(self, class_qualified: str) -> List[str]:
-        """The class and its project base classes, nearest first."""
-        order: List[str] = []
-        queue = [class_qualified]
-        while queue and len(order) < 16:
-            current = queue.pop(0)
-            if current in order:
-                continue
-            symbol = self._symbols.get(current)
-            if symbol is None or symbol[0] != "class":
-                continue
-            order.append(current)
-            cls = symbol[1]
-            assert isinstance(cls, ClassDef)
-            module = symbol[2]
-            for base in cls.bases:
-                resolved = self.resolve(module, base)
-                if resolved:
-                    queue.append(resolved)
-        return order
-
-    def _member(self, class_qualified: str, rest: str) -> Optional[str]:
-        attribute, _, tail = rest.partition(".")
-        for cls in self.mro(class_qualified) or [class_qualified]:
-            candidate = f"{cls}.{attribute}"
-            if candidate in self._symbols:
-                return self._canonical(_join(candidate, tail))
-        return None
-
-    # ------------------------------------------------------------------------------------------ gates
+        return self.symbols.mro(class_qualified)
 
     def _find_sanitizers(self) -> Set[str]:
         found = set(self.config.sanitizers)
@@ -374,8 +231,8 @@ class Project:
                         self._nested_owners[f"{module.module}.{'.'.join(parts[:depth])}"].append(owner)
                 self._calls_by_function[owner].append((module, call))
                 resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
-                if resolved is not None and self._symbols.get(resolved, ("",))[0] == "class":
-                    resolved = self._member(resolved, "__init__")
+                if resolved is not None and self.symbols.kind(resolved) == "class":
+                    resolved = self.symbols.member(resolved, "__init__")
                 if resolved is not None and self.function(resolved) is not None:
                     self._callers[resolved].append((module, call))
                 elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
@@ -484,7 +341,7 @@ class Project:
         tables: Dict[str, LinkedTable] = {}
         for module in self.modules:
             for definition in module.tables:
-                qualified = _scoped(module.module, definition.owner, definition.name)
+                qualified = scoped(module.module, definition.owner, definition.name)
                 table = tables.get(qualified)
                 if table is None:
                     table = tables[qualified] = LinkedTable(qualified, module, definition)
@@ -594,11 +451,10 @@ class Project:
             if target and self.function(target):
                 executors = (target,)
                 wrapped = target in self.gated_entries or self._decorated_by_gate(target)
-            elif target and self._symbols.get(target, ("",))[0] == "class":
+            elif self.symbols.kind(target) == "class":
                 return LinkedEntry(key, module, span, (), False, is_class=True)
-            elif target and self._symbols.get(target, ("",))[0] == "alias":
-                alias, alias_module = self._symbols[target][1], self._symbols[target][2]
-                assert isinstance(alias, Alias)
+            elif target and self.symbols.alias(target) is not None:
+                alias, alias_module = self.symbols.alias(target)  # type: ignore[misc]
                 if alias.target.kind == "call":  # search_tool = StructuredTool.from_function(...)
                     made_by = self.resolve(alias_module, alias.target.target, alias.function)
                     wrapped = bool(made_by and self._makes_framework_tool(made_by))
@@ -640,7 +496,7 @@ class Project:
 
     def is_framework_name(self, qualified: str) -> bool:
         """A name from an agent framework (or a configured tool type)."""
-        if self._inside_project(qualified) and not any(
+        if self.symbols.inside_project(qualified) and not any(
             qualified == t or qualified.startswith(t + ".") for t in self.config.tool_types
         ):
             return False
@@ -653,9 +509,7 @@ class Project:
         if self.is_framework_name(qualified):
             return True
         for cls in self.mro(qualified):
-            symbol = self._symbols[cls]
-            cls_def, cls_module = symbol[1], symbol[2]
-            assert isinstance(cls_def, ClassDef)
+            cls_def, cls_module = self.symbols.class_def(cls)  # type: ignore[misc]
             for base in cls_def.bases:
                 resolved = self.resolve(cls_module, base)
                 if resolved and self.is_framework_name(resolved):
@@ -779,11 +633,10 @@ class Project:
             return []
         if qualified in self.tables:
             return [self.tables[qualified]]
-        symbol = self._symbols.get(qualified)
-        if symbol is None or symbol[0] != "alias" or depth > 2:
+        found_alias = self.symbols.alias(qualified)
+        if found_alias is None or depth > 2:
             return []
-        alias, module = symbol[1], symbol[2]
-        assert isinstance(alias, Alias)
+        alias, module = found_alias
         if alias.target.kind != "param" or not alias.function:
             return []
         function = f"{module.module}.{alias.function}"
@@ -1009,14 +862,6 @@ def _mentions_param(flow: Flow, function: str) -> bool:
     if isinstance(flow, CallResult):
         return any(_mentions_param(arg, function) for arg in flow.args)
     return False
-
-
-def _scoped(module: str, owner: str, name: str) -> str:
-    return f"{module}.{owner}.{name}" if owner else f"{module}.{name}"
-
-
-def _join(prefix: str, rest: str) -> str:
-    return f"{prefix}.{rest}" if rest else prefix
 
 
 def _parent(qualname: str) -> str:
