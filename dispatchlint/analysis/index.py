@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._schemas import SchemaCollector
 from dispatchlint.analysis.facts import (
     UNKNOWN,
     WEAK_JSON,
@@ -48,7 +49,6 @@ _RUNNERS_FIRST = ("submit", "to_thread", "partial", "run_sync", "start_soon", "a
 _RUNNERS_SECOND = ("run_in_executor",)
 _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "ast.literal_eval"}
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
-_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "json_schema", "args_schema", "schema")
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
 
@@ -183,18 +183,15 @@ class _ModuleIndexer:
         schema's ``properties`` (where) and whether it calls a validator (behavioural gates)."""
         self.property_reads: Dict[cst.FunctionDef, List[int]] = {}
         self.validating: Set[cst.FunctionDef] = set()
+        schemas = SchemaCollector(self.constants, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
             node, functions = stack.pop()
             if isinstance(node, cst.FunctionDef):
                 functions = functions + (node,)
                 self.property_reads.setdefault(node, [])
-            if isinstance(node, cst.Dict):
-                self._schema_dict(node)
-            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
-                self._schema_table(node)
-            elif isinstance(node, cst.Call):
-                self._schema_call(node)
+            schemas.visit(node)
+            if isinstance(node, cst.Call):
                 callee = syn.dotted_name(node.func) or ""
                 if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
                     self.validating.update(functions)
@@ -203,6 +200,7 @@ class _ModuleIndexer:
                 for function in functions:
                     self.property_reads[function].append(line)
             stack.extend((child, functions) for child in reversed(syn.children(node)))
+        self.schemas = schemas.found
 
     def _collect_constant(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -895,50 +893,6 @@ class _ModuleIndexer:
                 if syn.dotted_name(value) in names and isinstance(target, cst.Name):
                     names.add(target.value)
         return None
-
-    # ---------------------------------------------------------------------------------------------- schemas
-
-    def _schema_dict(self, node: cst.Dict) -> None:
-        value = syn.literal_value(node, self.constants)
-        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
-            return
-        for key in _SCHEMA_KEYS:
-            if isinstance(value.get(key), dict):
-                props = syn.schema_properties(value[key])
-                self.schemas.append(SchemaDef(value["name"], props, self.span(node)))
-                return
-
-    def _schema_call(self, node: cst.Call) -> None:
-        name: Optional[str] = None
-        parameters = None
-        for arg in node.args:
-            if arg.keyword is None and name is None:
-                name = syn.string_value(arg.value)
-            elif arg.keyword is not None and arg.keyword.value == "name":
-                name = syn.string_value(arg.value)
-            elif arg.keyword is not None and arg.keyword.value in _SCHEMA_KEYS:
-                parameters = syn.literal_value(arg.value, self.constants)
-        if name is not None and isinstance(parameters, dict) and "properties" in parameters:
-            self.schemas.append(SchemaDef(name, syn.schema_properties(parameters), self.span(node)))
-
-    def _schema_table(self, node: cst.Assign) -> None:
-        """``SCHEMAS = {"plan": {"type": "object", "properties": {...}}, ...}``: a schema per tool name."""
-        target = node.targets[0].target if len(node.targets) == 1 else None
-        table_name = target.value if isinstance(target, cst.Name) else ""
-        assert isinstance(node.value, cst.Dict)
-        for element in node.value.elements:
-            if not isinstance(element, cst.DictElement):
-                continue
-            tool = syn.string_value(element.key)
-            value = syn.literal_value(element.value, self.constants)
-            if tool is None or not isinstance(value, dict):
-                continue
-            for candidate in [value] + [value[key] for key in _SCHEMA_KEYS if isinstance(value.get(key), dict)]:
-                if isinstance(candidate.get("properties"), dict):
-                    props = syn.schema_properties(candidate)
-                    self.schemas.append(SchemaDef(tool, props, self.span(element.key), table_name))
-                    break
-
 
 # -------------------------------------------------------------------------------------------------- helpers
 
