@@ -10,11 +10,12 @@ resolves anything across modules: names stay as written, for the linker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis._schemas import SchemaCollector
 from dispatchlint.analysis.facts import (
@@ -195,7 +196,7 @@ class _ModuleIndexer:
                 callee = syn.dotted_name(node.func) or ""
                 if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
                     self.validating.update(functions)
-            if functions and _reads_properties(node):
+            if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
                     self.property_reads[function].append(line)
@@ -258,7 +259,7 @@ class _ModuleIndexer:
 
     def _if(self, statement: cst.If, scope: _Scope) -> None:
         self._expression(statement.test, scope)
-        scanned = _name_comparison(statement.test)
+        scanned = pat.name_comparison(statement.test)
         if scanned is not None and scanned[0] in scope.scans:
             # ``for tool in tools: if tool.name == name: ...``: inside, ``tool`` is the tool looked up by name.
             variable, key = scanned
@@ -335,7 +336,7 @@ class _ModuleIndexer:
         elif isinstance(small, cst.Assign):
             self._expression(small.value, scope)
             for target in small.targets:
-                for name, value in _paired(target.target, small.value):
+                for name, value in pat.paired(target.target, small.value):
                     self._assign(name, value, scope, small)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
@@ -377,14 +378,14 @@ class _ModuleIndexer:
     def _function(self, node: cst.FunctionDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
         class_name = scope.qualname if scope.kind == "class" else scope.class_name
-        params = _params(node.params)
+        params = pat.param_names(node.params)
         annotations = tuple(
             (param.name.value, self.tree.code_for_node(param.annotation.annotation))
-            for param in _all_params(node.params)
+            for param in pat.all_params(node.params)
             if param.annotation is not None
         )
         decorators = tuple(self._value_ref(decorator.decorator, scope) for decorator in node.decorators)
-        decorator_keys = tuple(_decorator_key(decorator.decorator) for decorator in node.decorators)
+        decorator_keys = tuple(pat.decorator_key(decorator.decorator) for decorator in node.decorators)
         property_lines = tuple(sorted(self.property_reads.get(node, ())))
         validates = node in self.validating
         for decorator in node.decorators:
@@ -428,7 +429,7 @@ class _ModuleIndexer:
     # ---------------------------------------------------------------------------------------------- assignments
 
     def _bind_unknown(self, target: cst.BaseExpression, scope: _Scope) -> None:
-        for name in _target_names(target):
+        for name in pat.target_names(target):
             scope.env[name] = UNKNOWN
             scope.callables.pop(name, None)
             scope.pieces.pop(name, None)
@@ -490,7 +491,7 @@ class _ModuleIndexer:
         scope: _Scope,
     ) -> None:
         span = self.span(statement)
-        if isinstance(value, cst.Dict) and _looks_like_table(value):
+        if isinstance(value, cst.Dict) and pat.looks_like_table(value):
             entries = tuple(
                 Entry(syn.string_value(element.key), self._value_ref(element.value, scope), self.span(element.key))
                 for element in value.elements
@@ -552,7 +553,7 @@ class _ModuleIndexer:
         for arg in call.args:
             if arg.keyword is not None:
                 pairs = [(arg.keyword.value, arg.value, arg.keyword)]
-            elif isinstance(arg.value, cst.Dict) and _looks_like_table(arg.value):
+            elif isinstance(arg.value, cst.Dict) and pat.looks_like_table(arg.value):
                 pairs = [
                     (syn.string_value(el.key), el.value, el.key)
                     for el in arg.value.elements
@@ -591,7 +592,7 @@ class _ModuleIndexer:
 
     def _expression(self, expression: cst.CSTNode, scope: _Scope) -> None:
         """Record every call in an expression (lambdas included: their calls run in this scope's closure)."""
-        for call in _all_calls(expression):
+        for call in pat.all_calls(expression):
             self._call(call, scope)
 
     def _call(self, call: cst.Call, scope: _Scope) -> None:
@@ -703,7 +704,7 @@ class _ModuleIndexer:
             return None
         if isinstance(expression, cst.Name):
             return scope.callables.get(expression.value)
-        scan = _linear_scan(expression)
+        scan = pat.linear_scan(expression)
         if scan is not None:
             return _Callable(scan[0], "", self._text(scan[1]), True)
         if isinstance(expression, cst.Call) and resolver_calls:
@@ -824,11 +825,11 @@ class _ModuleIndexer:
         """Record an if/elif chain on a name whose fallback hands that name on (``else: handle(name, args)``)."""
         first = statements[index]
         assert isinstance(first, cst.If)
-        tested = _name_test(first.test)
+        tested = pat.name_test(first.test)
         if tested is None:
             return
         if index > 0 and isinstance(statements[index - 1], cst.If):
-            previous = _name_test(statements[index - 1].test)  # type: ignore[attr-defined]
+            previous = pat.name_test(statements[index - 1].test)  # type: ignore[attr-defined]
             if previous is not None and previous[0] == tested[0]:
                 return  # already recorded as part of the run that starts earlier
         variable = tested[0]
@@ -843,7 +844,7 @@ class _ModuleIndexer:
             current: Optional[cst.If] = statement
             ended_with_else = False
             while current is not None:
-                test = _name_test(current.test)
+                test = pat.name_test(current.test)
                 if test is None or test[0] != variable:
                     fallback_body = [current]
                     ended_with_else = True
@@ -869,7 +870,7 @@ class _ModuleIndexer:
         function = scope.qualname if scope.kind == "function" else ""
         chain_arms = []
         for arm, names in arms:
-            calls = list(_all_calls(arm.body))
+            calls = list(pat.all_calls(arm.body))
             flows = tuple(
                 self._flow(arg.value, scope) for call in calls for arg in call.args if not isinstance(arg.value, cst.Name) or arg.value.value != variable
             )
@@ -884,12 +885,12 @@ class _ModuleIndexer:
         ``_tn`` of ``_tn, _ta = tool_name, args`` captured for a lambda)."""
         names = {variable}
         for statement in body:
-            for call in _all_calls(statement):
+            for call in pat.all_calls(statement):
                 callee = syn.dotted_name(call.func)
                 passes_name = any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in call.args)
                 if callee is not None and passes_name:
                     return callee, self.span(call)
-            for target, value in _simple_assignments(statement):
+            for target, value in pat.simple_assignments(statement):
                 if syn.dotted_name(value) in names and isinstance(target, cst.Name):
                     names.add(target.value)
         return None
@@ -910,159 +911,8 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
     return Either(tuple(flat))
 
 
-def _reads_properties(node: cst.CSTNode) -> bool:
-    """``x["properties"]`` or ``x.get("properties")``."""
-    if isinstance(node, cst.Subscript):
-        return syn.subscript_key(node) == "properties"
-    pair = syn.get_call(node) if isinstance(node, cst.Call) else None
-    return pair is not None and syn.string_value(pair[1]) == "properties"
-
-
 def _piece_of(flow: Flow) -> Flow:
     """A piece of the arguments is as raw (or as guarded) as the arguments themselves."""
     return flow if isinstance(flow, (Raw, Param, CallResult, Either)) else UNKNOWN
 
 
-def _all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:
-    """Calls under ``node`` in source order, not entering nested function or class definitions."""
-    roots = list(node) if isinstance(node, (list, tuple)) else [node]
-    for root in roots:
-        yield from syn.iter_calls(root)
-
-
-def _params(params: cst.Parameters) -> Tuple[str, ...]:
-    return tuple(param.name.value for param in _all_params(params))
-
-
-def _all_params(params: cst.Parameters) -> List[cst.Param]:
-    found = list(params.posonly_params) + list(params.params)
-    if isinstance(params.star_arg, cst.Param):
-        found.append(params.star_arg)
-    found.extend(params.kwonly_params)
-    if params.star_kwarg is not None:
-        found.append(params.star_kwarg)
-    return found
-
-
-def _decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
-    """The tool name a registering decorator is given: ``@tool("name")`` or ``@tool(name="name")``."""
-    if not isinstance(decorator, cst.Call):
-        return None
-    for arg in decorator.args:
-        if arg.keyword is None or arg.keyword.value == "name":
-            value = syn.string_value(arg.value)
-            if value is not None:
-                return value
-    return None
-
-
-def _name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(variable, key)`` for ``variable.name == key`` (either side)."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    comparison = test.comparisons[0]
-    if not isinstance(comparison.operator, cst.Equal):
-        return None
-    for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
-        if (
-            isinstance(side, cst.Attribute)
-            and side.attr.value == "name"
-            and isinstance(side.value, cst.Name)
-            and syn.string_value(other) is None
-        ):
-            return side.value.value, other
-    return None
-
-
-def _linear_scan(expression: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(iterable, key)`` for ``next(t for t in tools if t.name == key)`` (with or without a default)."""
-    if not (isinstance(expression, cst.Call) and syn.dotted_name(expression.func) == "next" and expression.args):
-        return None
-    generator = expression.args[0].value
-    if not isinstance(generator, cst.GeneratorExp) or not isinstance(generator.elt, cst.Name):
-        return None
-    clause = generator.for_in
-    iterable = syn.dotted_name(clause.iter)
-    if clause.inner_for_in is not None or iterable is None or len(clause.ifs) != 1:
-        return None
-    if not isinstance(clause.target, cst.Name) or clause.target.value != generator.elt.value:
-        return None
-    compared = _name_comparison(clause.ifs[0].test)
-    if compared is None or compared[0] != generator.elt.value:
-        return None
-    return iterable, compared[1]
-
-
-def _simple_assignments(statement: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
-    """``(target, value)`` pairs of a statement's plain assignments, tuples unpacked pairwise."""
-    pairs: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return pairs
-    for small in statement.body:
-        if isinstance(small, cst.Assign):
-            for target in small.targets:
-                pairs.extend(_paired(target.target, small.value))
-    return pairs
-
-
-def _paired(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-        if len(target.elements) == len(value.elements) and not any(
-            isinstance(el, cst.StarredElement) for el in list(target.elements) + list(value.elements)
-        ):
-            return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
-        return []
-    return [(target, value)]
-
-
-def _target_names(target: cst.BaseExpression) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: List[str] = []
-        for element in target.elements:
-            names.extend(_target_names(element.value))
-        return names
-    return []
-
-
-def _looks_like_table(node: cst.Dict) -> bool:
-    """A dict literal whose values are callables (names, attributes, lambdas, calls) under string keys."""
-    elements = [el for el in node.elements if isinstance(el, cst.DictElement)]
-    if len(elements) != len(node.elements) or not elements:
-        return not node.elements
-    if not all(syn.string_value(el.key) is not None for el in elements):
-        return False
-    callable_like = (cst.Name, cst.Attribute, cst.Lambda, cst.Call)
-    return all(
-        isinstance(el.value, callable_like) and not _is_literal_name(el.value) for el in elements
-    )
-
-
-def _is_literal_name(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
-
-
-def _name_test(test: cst.BaseExpression) -> Optional[Tuple[str, Tuple[str, ...]]]:
-    """``(variable, names)`` for ``var == "x"``, ``"x" == var``, ``var in ("x", "y")`` (``or`` of those too)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        left, right = _name_test(test.left), _name_test(test.right)
-        if left is not None and right is not None and left[0] == right[0]:
-            return left[0], left[1] + right[1]
-        return None
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    comparison = test.comparisons[0]
-    left, right = test.left, comparison.comparator
-    if isinstance(comparison.operator, cst.Equal):
-        for variable, literal in ((left, right), (right, left)):
-            name, value = syn.dotted_name(variable), syn.string_value(literal)
-            if name is not None and value is not None:
-                return name, (value,)
-        return None
-    if isinstance(comparison.operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-        name = syn.dotted_name(left)
-        values = tuple(syn.string_value(el.value) for el in right.elements)
-        if name is not None and values and all(isinstance(value, str) for value in values):
-            return name, tuple(value for value in values if value is not None)
-    return None

@@ -1,0 +1,166 @@
+"""Syntactic patterns the indexer recognises, as pure functions over libcst nodes.
+
+Name-test chains (``if name == "todo": ... elif name in {...}``), linear scans (``next(t for t in tools if
+t.name == name)``), table-shaped dict literals, registering-decorator keys, parameters and assignment targets.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from dispatchlint.analysis import _syntax as syn
+
+
+def reads_properties(node: cst.CSTNode) -> bool:
+    """``x["properties"]`` or ``x.get("properties")``."""
+    if isinstance(node, cst.Subscript):
+        return syn.subscript_key(node) == "properties"
+    pair = syn.get_call(node) if isinstance(node, cst.Call) else None
+    return pair is not None and syn.string_value(pair[1]) == "properties"
+
+
+def all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:
+    """Calls under ``node`` in source order, not entering nested function or class definitions."""
+    roots = list(node) if isinstance(node, (list, tuple)) else [node]
+    for root in roots:
+        yield from syn.iter_calls(root)
+
+
+def param_names(params: cst.Parameters) -> Tuple[str, ...]:
+    return tuple(param.name.value for param in all_params(params))
+
+
+def all_params(params: cst.Parameters) -> List[cst.Param]:
+    found = list(params.posonly_params) + list(params.params)
+    if isinstance(params.star_arg, cst.Param):
+        found.append(params.star_arg)
+    found.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        found.append(params.star_kwarg)
+    return found
+
+
+def decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
+    """The tool name a registering decorator is given: ``@tool("name")`` or ``@tool(name="name")``."""
+    if not isinstance(decorator, cst.Call):
+        return None
+    for arg in decorator.args:
+        if arg.keyword is None or arg.keyword.value == "name":
+            value = syn.string_value(arg.value)
+            if value is not None:
+                return value
+    return None
+
+
+def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``(variable, key)`` for ``variable.name == key`` (either side)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, cst.Equal):
+        return None
+    for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if (
+            isinstance(side, cst.Attribute)
+            and side.attr.value == "name"
+            and isinstance(side.value, cst.Name)
+            and syn.string_value(other) is None
+        ):
+            return side.value.value, other
+    return None
+
+
+def linear_scan(expression: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``(iterable, key)`` for ``next(t for t in tools if t.name == key)`` (with or without a default)."""
+    if not (isinstance(expression, cst.Call) and syn.dotted_name(expression.func) == "next" and expression.args):
+        return None
+    generator = expression.args[0].value
+    if not isinstance(generator, cst.GeneratorExp) or not isinstance(generator.elt, cst.Name):
+        return None
+    clause = generator.for_in
+    iterable = syn.dotted_name(clause.iter)
+    if clause.inner_for_in is not None or iterable is None or len(clause.ifs) != 1:
+        return None
+    if not isinstance(clause.target, cst.Name) or clause.target.value != generator.elt.value:
+        return None
+    compared = name_comparison(clause.ifs[0].test)
+    if compared is None or compared[0] != generator.elt.value:
+        return None
+    return iterable, compared[1]
+
+
+def simple_assignments(statement: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(target, value)`` pairs of a statement's plain assignments, tuples unpacked pairwise."""
+    pairs: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return pairs
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                pairs.extend(paired(target.target, small.value))
+    return pairs
+
+
+def paired(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) == len(value.elements) and not any(
+            isinstance(el, cst.StarredElement) for el in list(target.elements) + list(value.elements)
+        ):
+            return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        return []
+    return [(target, value)]
+
+
+def target_names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: List[str] = []
+        for element in target.elements:
+            names.extend(target_names(element.value))
+        return names
+    return []
+
+
+def looks_like_table(node: cst.Dict) -> bool:
+    """A dict literal whose values are callables (names, attributes, lambdas, calls) under string keys."""
+    elements = [el for el in node.elements if isinstance(el, cst.DictElement)]
+    if len(elements) != len(node.elements) or not elements:
+        return not node.elements
+    if not all(syn.string_value(el.key) is not None for el in elements):
+        return False
+    callable_like = (cst.Name, cst.Attribute, cst.Lambda, cst.Call)
+    return all(
+        isinstance(el.value, callable_like) and not is_literal_name(el.value) for el in elements
+    )
+
+
+def is_literal_name(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def name_test(test: cst.BaseExpression) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """``(variable, names)`` for ``var == "x"``, ``"x" == var``, ``var in ("x", "y")`` (``or`` of those too)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = name_test(test.left), name_test(test.right)
+        if left is not None and right is not None and left[0] == right[0]:
+            return left[0], left[1] + right[1]
+        return None
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    left, right = test.left, comparison.comparator
+    if isinstance(comparison.operator, cst.Equal):
+        for variable, literal in ((left, right), (right, left)):
+            name, value = syn.dotted_name(variable), syn.string_value(literal)
+            if name is not None and value is not None:
+                return name, (value,)
+        return None
+    if isinstance(comparison.operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        name = syn.dotted_name(left)
+        values = tuple(syn.string_value(el.value) for el in right.elements)
+        if name is not None and values and all(isinstance(value, str) for value in values):
+            return name, tuple(value for value in values if value is not None)
+    return None
