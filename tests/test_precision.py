@@ -253,3 +253,39 @@ def build():
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:10")}
+
+
+def test_match_statement_on_the_tool_name_is_a_chain(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.registry import handle_function_call
+
+def todo_tool(todos):
+    return todos
+
+def run(tool_call):
+    name = tool_call.function.name
+    args = json.loads(tool_call.function.arguments)
+    match name:
+        case "todo" | "todos":
+            return todo_tool(args["todos"])
+        case _:
+            return handle_function_call(name, args)
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:12")}
+
+
+def test_walrus_lookup_is_a_dispatch(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.registry import REGISTRY
+
+def run(tool_call):
+    if (fn := REGISTRY.get(tool_call.function.name)) is not None:
+        return fn(**json.loads(tool_call.function.arguments))
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:7")}

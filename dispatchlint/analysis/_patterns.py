@@ -164,3 +164,14 @@ def name_test(test: cst.BaseExpression) -> Optional[Tuple[str, Tuple[str, ...]]]
         if name is not None and values and all(isinstance(value, str) for value in values):
             return name, tuple(value for value in values if value is not None)
     return None
+
+
+def match_names(pattern: cst.MatchPattern) -> Tuple[str, ...]:
+    """The string literals a ``case`` pattern matches (``case "todo":``, ``case "memory" | "mem":``)."""
+    if isinstance(pattern, cst.MatchValue):
+        value = syn.string_value(pattern.value)
+        return (value,) if value is not None else ()
+    if isinstance(pattern, cst.MatchOr):
+        names = [match_names(element.pattern) for element in pattern.patterns]
+        return tuple(name for found in names for name in found) if all(names) else ()
+    return ()

@@ -255,6 +255,7 @@ class _ModuleIndexer:
             self._block(statement.body.body, scope)
         elif isinstance(statement, cst.Match):
             self._expression(statement.subject, scope)
+            self._match_chain(statement, scope)
             self._branches([case.body.body for case in statement.cases], scope, keep_original=True)
 
     def _if(self, statement: cst.If, scope: _Scope) -> None:
@@ -591,9 +592,13 @@ class _ModuleIndexer:
     # ---------------------------------------------------------------------------------------------- expressions
 
     def _expression(self, expression: cst.CSTNode, scope: _Scope) -> None:
-        """Record every call in an expression (lambdas included: their calls run in this scope's closure)."""
+        """Record every call in an expression (lambdas included: their calls run in this scope's closure), then
+        bind what assignment expressions assign (``if (fn := TOOLS.get(name)): fn(args)``)."""
         for call in pat.all_calls(expression):
             self._call(call, scope)
+        for node in syn.walk(expression):
+            if isinstance(node, cst.NamedExpr):
+                self._assign(node.target, node.value, scope, node)
 
     def _call(self, call: cst.Call, scope: _Scope) -> None:
         function = scope.qualname if scope.kind == "function" else ""
@@ -862,23 +867,53 @@ class _ModuleIndexer:
             if ended_with_else:
                 break
             position += 1
-        if not arms or not fallback_body:
+        if arms and fallback_body:
+            tested_arms = [(arm.test, names, arm.body) for arm, names in arms]
+            self._record_chain(variable, tested_arms, fallback_body, first.test, scope)
+
+    def _match_chain(self, statement: cst.Match, scope: _Scope) -> None:
+        """``match name: case "todo": ... case _: handle(name, args)``: the same chain, written as a match."""
+        variable = syn.dotted_name(statement.subject)
+        if variable is None:
             return
+        arms = []
+        fallback_body: Optional[Sequence[cst.CSTNode]] = None
+        for case in statement.cases:
+            names = pat.match_names(case.pattern)
+            if names and case.guard is None:
+                arms.append((case.pattern, names, case.body))
+            elif isinstance(case.pattern, cst.MatchAs) and case.pattern.pattern is None and case.guard is None:
+                fallback_body = case.body.body
+                break
+            else:
+                return
+        if arms and fallback_body:
+            self._record_chain(variable, arms, fallback_body, statement.subject, scope)
+
+    def _record_chain(
+        self,
+        variable: str,
+        arms: Sequence[Tuple[cst.CSTNode, Tuple[str, ...], cst.BaseSuite]],
+        fallback_body: Sequence[cst.CSTNode],
+        anchor: cst.CSTNode,
+        scope: _Scope,
+    ) -> None:
         fallback = self._fallback_call(fallback_body, variable)
         if fallback is None:
             return
-        function = scope.qualname if scope.kind == "function" else ""
         chain_arms = []
-        for arm, names in arms:
-            calls = list(pat.all_calls(arm.body))
+        for test, names, body in arms:
+            calls = list(pat.all_calls(body))
             flows = tuple(
-                self._flow(arg.value, scope) for call in calls for arg in call.args if not isinstance(arg.value, cst.Name) or arg.value.value != variable
+                self._flow(arg.value, scope)
+                for call in calls
+                for arg in call.args
+                if not isinstance(arg.value, cst.Name) or arg.value.value != variable
             )
             callees = tuple(filter(None, (syn.dotted_name(call.func) for call in calls)))
-            chain_arms.append(ChainArm(names, flows, callees, self.span(arm.test)))
-        self.chains.append(
-            NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(first.test))
-        )
+            chain_arms.append(ChainArm(names, flows, callees, self.span(test)))
+        function = scope.qualname if scope.kind == "function" else ""
+        self.chains.append(NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(anchor)))
 
     def _fallback_call(self, body: Sequence[cst.CSTNode], variable: str) -> Optional[Tuple[str, Span]]:
         """The first call in the fallback that is handed the tested name (or a copy of it, such as the
