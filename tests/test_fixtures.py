@@ -24,7 +24,8 @@ def test_there_are_at_least_ten_fixture_projects() -> None:
     assert len(FIXTURE_DIRS) >= 10
 
 
-def test_a_project_without_a_gate_reports_nothing_by_default(run_cli) -> None:
-    """The same project that gives DL102 when asked: without a gate there is no inconsistency to report."""
-    result = run_cli(FIXTURES / "no_gate_project", "--format", "json")
+@pytest.mark.parametrize("fixture", ["no_gate_project", "fw_no_gate_tables"])
+def test_a_project_without_a_gate_reports_nothing_by_default(fixture: str, run_cli) -> None:
+    """The same projects that give DL102 when asked: without a gate there is no inconsistency to report."""
+    result = run_cli(FIXTURES / fixture, "--format", "json")
     assert result.findings() == [] and result.exit_code == 0

@@ -54,8 +54,17 @@ def decorator_key(decorator: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def looks_like_function_list(node: Union[cst.List, cst.Tuple]) -> bool:
+    """``[search, fetch, plan]``: a list of callables written as names, which a scan can look up by name."""
+    elements = list(node.elements)
+    return bool(elements) and all(
+        isinstance(el, cst.Element) and isinstance(el.value, (cst.Name, cst.Attribute)) and not is_literal_name(el.value)
+        for el in elements
+    )
+
+
 def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(variable, key)`` for ``variable.name == key`` (either side)."""
+    """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side)."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
@@ -64,7 +73,7 @@ def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExp
     for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
         if (
             isinstance(side, cst.Attribute)
-            and side.attr.value == "name"
+            and side.attr.value in ("name", "__name__")
             and isinstance(side.value, cst.Name)
             and syn.string_value(other) is None
         ):

@@ -97,7 +97,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class TableDef:
-    """A mapping from tool name to callable, defined by a literal or a comprehension.
+    """A mapping from tool name to callable, defined by a literal or a comprehension (or a list of callables
+    that is scanned by name).
 
     ``scope`` is ``"module"``, ``"class"``, ``"instance"`` or ``"local"``; ``owner`` the class or function that
     holds it (qualified within the module), empty for module scope.
@@ -110,6 +111,8 @@ class TableDef:
     entries: Tuple[Entry, ...]
     comprehension: Optional[ValueRef] = None
     annotation: str = ""
+    #: A list of callables looked up by a linear scan on their names, rather than a mapping.
+    is_list: bool = False
 
 
 @dataclass(frozen=True)

@@ -499,10 +499,18 @@ class _ModuleIndexer:
                 if isinstance(element, cst.DictElement)
             )
             self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
+        elif isinstance(value, (cst.List, cst.Tuple)) and pat.looks_like_function_list(value):
+            entries = tuple(
+                Entry(None, self._value_ref(element.value, scope), self.span(element.value))
+                for element in value.elements
+            )
+            self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation, is_list=True))
         elif isinstance(value, cst.DictComp):
             comprehension = self._value_ref(value.value, scope)
             target = value.for_in.target
-            if isinstance(value.value, cst.Name) and isinstance(target, cst.Name) and target.value == value.value.value:
+            keyed_by_name = isinstance(value.key, cst.Attribute) and value.key.attr.value == "name"
+            element = isinstance(target, cst.Name) and isinstance(value.value, cst.Name) and target.value == value.value.value
+            if element and keyed_by_name:
                 comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
             if comprehension.kind != "other":
                 self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation))
@@ -770,7 +778,8 @@ class _ModuleIndexer:
         callee = syn.dotted_name(node.func)
         if callee is not None and self.resolve_local(callee) in _JSON_PARSERS:
             inner = self._flow(node.args[0].value, scope, depth + 1) if node.args else UNKNOWN
-            if isinstance(inner, Raw) or (isinstance(inner, Param) and inner.name in syn.ARGS_NAMES):
+            options = inner.options if isinstance(inner, Either) else (inner,)  # json.loads(raw or "{}")
+            if any(isinstance(o, Raw) or (isinstance(o, Param) and o.name in syn.ARGS_NAMES) for o in options):
                 return Raw("arguments")
             return Raw(WEAK_JSON)
         pair = syn.get_call(node)

@@ -152,10 +152,13 @@ class Project:
         self.tables = self._link_tables()
         self._verdicts: Dict[Tuple[str, str], str] = {}
         self.sites = self._link_sites()
+        #: The project repairs tool arguments somewhere: a function passes its arguments through a gate, a
+        #: table is wrapped, or a tool runs with gated arguments. A function that merely looks like a gate (it
+        #: reads a schema's ``properties``) but never sits on a tool's path does not count.
         self.has_gate = bool(
-            any(self.symbols.kind(q) == "function" for q in self.gate_functions)
-            or any(self.is_gate_callee(m, c.callee, c.function) for m in self.modules for c in m.calls)
+            self.gated_entries
             or any(table.wrapped for table in self.tables.values())
+            or any(site.tool_like and site.verdict == GATED for site in self.sites)
         )
 
     # ------------------------------------------------------------------------------------------ symbols
@@ -345,8 +348,12 @@ class Project:
                 table = tables.get(qualified)
                 if table is None:
                     table = tables[qualified] = LinkedTable(qualified, module, definition)
+                context = definition.owner if definition.scope == "local" else ""
                 for entry in definition.entries:
-                    table.entries.append(self._entry(module, definition.owner if definition.scope == "local" else "", entry.key, entry.value, entry.span))
+                    linked = self._entry(module, context, entry.key, entry.value, entry.span)
+                    if definition.is_list and linked.executors:  # a scanned list is keyed by function name
+                        linked = replace(linked, key=linked.executors[0].rsplit(".", 1)[-1])
+                    table.entries.append(linked)
         registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]] = {}
         for module in self.modules:
             for fill in module.fills:
@@ -622,6 +629,10 @@ class Project:
     def _dispatched_tables(self, module: ModuleFacts, dispatch: Dispatch) -> List[LinkedTable]:
         if dispatch.table:
             resolved = self.resolve(module, dispatch.table, dispatch.function, self.class_of(module, dispatch.function))
+            head, _, rest = dispatch.table.partition(".")
+            found = self.function(f"{module.module}.{dispatch.function}") if dispatch.function else None
+            if resolved is None and found is not None and head in found[1].params and head not in ("self", "cls"):
+                return self._passed_tables(f"{module.module}.{dispatch.function}", found[1], head, rest, 0)
             return self._tables_at(resolved, 0)
         resolver = self.resolve(module, dispatch.resolver, dispatch.function, self.class_of(module, dispatch.function))
         return self._resolver_tables(resolver, 0) if resolver else []
@@ -641,15 +652,20 @@ class Project:
             return []
         function = f"{module.module}.{alias.function}"
         found = self.function(function)
-        if found is None:
-            return []
+        return self._passed_tables(function, found[1], alias.target.target, "", depth) if found else []
+
+    def _passed_tables(
+        self, function: str, definition: FunctionDef, parameter: str, rest: str, depth: int
+    ) -> List[LinkedTable]:
+        """The tables the callers of ``function`` pass for ``parameter`` (then ``.rest`` of it)."""
         tables: List[LinkedTable] = []
-        for caller_module, call in self.callers(function, found[1]):
+        for caller_module, call in self.callers(function, definition):
             literals = dict((slot, (kind, value)) for slot, kind, value in call.literals)
-            passed = _bound_literal(literals, found[1], alias.target.target, call, "ref")
+            passed = _bound_literal(literals, definition, parameter, call, "ref")
             if passed is None:
                 continue
-            resolved = self.resolve(caller_module, passed, call.function, self.class_of(caller_module, call.function))
+            written = f"{passed}.{rest}" if rest else passed
+            resolved = self.resolve(caller_module, written, call.function, self.class_of(caller_module, call.function))
             for table in self._tables_at(resolved, depth + 1):
                 if table not in tables:
                     tables.append(table)

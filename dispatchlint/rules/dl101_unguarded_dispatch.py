@@ -195,6 +195,11 @@ class UnguardedDispatch(Rule):
         where = f"in `{site.function}`" if site.function else "at module level"
         if site.reaches_past:
             attribute = site.kind.split(":", 1)[1]
+            if attribute == "__wrapped__":
+                return (
+                    f"`.__wrapped__` reaches past the wrapper around the tool looked up by `{site.key}` {where}: "
+                    f"the model's raw arguments skip the repair the wrapper does; call the table entry itself"
+                )
             return (
                 f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
