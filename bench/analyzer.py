@@ -17,7 +17,8 @@ from pathlib import Path
 from dispatchlint.analysis.discover import discover
 from dispatchlint.analysis.link import Project
 from dispatchlint.config import Config
-from dispatchlint.engine import _index_files, select_rules
+from dispatchlint.analysis.cache import index_files
+from dispatchlint.engine import select_rules
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example" / "taskbot"
 
@@ -35,6 +36,7 @@ def generate(root: Path, packages: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--packages", type=int, default=200, help="copies of the example package (6 modules each)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes for indexing")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -42,7 +44,7 @@ def main() -> None:
         started = time.perf_counter()
         files = discover(root, ())
         discovered = time.perf_counter()
-        modules, _ = _index_files(files)
+        modules, _ = index_files(files, None, options.jobs)
         indexed = time.perf_counter()
         project = Project(modules, Config())
         linked = time.perf_counter()

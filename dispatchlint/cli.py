@@ -51,10 +51,18 @@ def _explain(code: str) -> str:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable (comma-separated).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print a count of findings per rule instead of the findings.")
-@click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply safe fixes, to all files or none (a read-only file is refused), then report what is left.",
+)
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
 @click.option(
     "--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 if there are any)."
+)
+@click.option("--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
+@click.option(
+    "--jobs", type=click.IntRange(min=0), default=0, metavar="N", help="Worker processes for indexing (0: one per CPU)."
 )
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
@@ -69,6 +77,8 @@ def command(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    no_cache: bool,
+    jobs: int,
     list_rules: bool,
     explain: Optional[str],
 ) -> int:
@@ -83,11 +93,14 @@ def command(
     if explain:
         click.echo(_explain(explain), nl=False)
         return EXIT_CLEAN
-    result = analyse(list(paths), _codes(select), _codes(ignore))
+    def run() -> RunResult:
+        return analyse(list(paths), _codes(select), _codes(ignore), use_cache=not no_cache, jobs=jobs)
+
+    result = run()
     if diff:
         return _diff(result, unsafe_fixes)
     if fix and _fix(result, unsafe_fixes):
-        result = analyse(list(paths), _codes(select), _codes(ignore))
+        result = run()
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     findings = result.findings

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
 from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root
 from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.index import index_source
 from dispatchlint.analysis.link import Project
 from dispatchlint.config import Config, ConfigError, load_config
 from dispatchlint.fix import bind
@@ -49,8 +49,14 @@ def analyse(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     cwd: Optional[Path] = None,
+    use_cache: bool = True,
+    jobs: int = 0,
 ) -> RunResult:
-    """Analyse the whole project around ``paths``; report findings only for files under ``paths``."""
+    """Analyse the whole project around ``paths``; report findings only for files under ``paths``.
+
+    ``use_cache`` keeps each file's facts by content under the root; ``jobs`` worker processes index the files
+    the cache does not hold (0: one per CPU).
+    """
     cwd = cwd or Path.cwd()
     targets = [(cwd / path).resolve() for path in (paths or [Path(".")])]
     for target in targets:
@@ -61,7 +67,8 @@ def analyse(
     rules = select_rules(list(select) or list(config.select), list(ignore) + list(config.ignore))
     files = discover(root, config.exclude)
     explicit = [t for t in targets if t.is_file() and t.suffix == ".py" and not any(f.path == t for f in files)]
-    modules, errors = _index_files(files + _explicit_files(root, explicit))
+    cache = FactsCache(root / CACHE_DIRECTORY) if use_cache else None
+    modules, errors = index_files(files + _explicit_files(root, explicit), cache, jobs or os.cpu_count() or 1)
     project = Project(modules, config)
     bind(project, root)
     findings: List[Finding] = []
@@ -85,19 +92,6 @@ def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
         module, is_package = module_name(relative)
         found.append(SourceFile(path, relative, module, is_package))
     return found
-
-
-def _index_files(files: Sequence[SourceFile]) -> Tuple[List[ModuleFacts], List[str]]:
-    modules: List[ModuleFacts] = []
-    errors: List[str] = []
-    for source in files:
-        try:
-            data = source.path.read_bytes()
-        except OSError as error:
-            errors.append(f"{source.relative}: cannot read: {error.strerror or error}")
-            continue
-        modules.append(index_source(source.relative, source.module, source.is_package, data))
-    return modules, errors
 
 
 def _filter(

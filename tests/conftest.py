@@ -32,13 +32,14 @@ class Run:
 
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]):
-    """Run ``dispatchlint`` in-process from ``cwd`` with ``args``; return exit code and output."""
+    """Run ``dispatchlint`` in-process from ``cwd`` with ``args``; return exit code and output. The facts cache
+    stays off (tests must not write into the fixtures) unless a test asks for it."""
 
-    def run(cwd: Path, *args: str) -> Run:
+    def run(cwd: Path, *args: str, cache: bool = False) -> Run:
         previous = Path.cwd()
         os.chdir(cwd)
         try:
-            code = main(list(args))
+            code = main(list(args) + ([] if cache else ["--no-cache"]))
         finally:
             os.chdir(previous)
         captured = capsys.readouterr()

@@ -163,3 +163,37 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     blocks = [block.split("```")[0].strip() for block in readme.split("```bash")[1:3]]
     assert len(blocks) == 2
     assert blocks[1] in ci
+
+
+def test_cache_gives_the_same_findings_and_follows_edits(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    cold = run_cli(project, "--format", "json", cache=True)
+    assert (project / ".dispatchlint_cache" / ".gitignore").is_file()
+    warm = run_cli(project, "--format", "json", cache=True)
+    assert warm.findings() == cold.findings() and len(cold.findings()) == 3
+    loop = project / "taskbot" / "loop.py"
+    loop.write_text(loop.read_text(encoding="utf-8").replace("return fn(agent, args, ctx)", "return None"), "utf-8")
+    edited = run_cli(project, "--format", "json", cache=True)
+    assert ("DL101", "taskbot/loop.py:26") not in edited.locations() and len(edited.findings()) == 2
+
+
+def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    run_cli(project, "--format", "json", cache=True)
+    for entry in (project / ".dispatchlint_cache").rglob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    assert len(run_cli(project, "--format", "json", cache=True).findings()) == 3
+
+
+def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
+    from dispatchlint.analysis.cache import index_files
+    from dispatchlint.analysis.discover import discover
+
+    for number in range(70):  # enough files to use worker processes
+        (tmp_path / f"m{number}.py").write_text(f"TOOLS = {{'t{number}': print}}\n", encoding="utf-8")
+    files = discover(tmp_path, ())
+    serial, _ = index_files(files, None, jobs=1)
+    parallel, _ = index_files(files, None, jobs=2)
+    assert serial == parallel and len(serial) == 70

@@ -1,0 +1,102 @@
+"""Index files once per content: a per-file cache of facts, and parallel indexing of the rest.
+
+A file's facts depend only on its bytes, its path and module name, and the indexer's version, so that is the
+key; the configuration only matters from linking on and is not part of it. Entries are pickles of plain
+dataclasses, written atomically under ``<root>/.dispatchlint_cache/`` (which carries its own ``.gitignore``).
+Facts of files not in the cache are computed in worker processes when there are enough of them to pay for the
+processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from dispatchlint import __version__
+from dispatchlint.analysis.discover import SourceFile
+from dispatchlint.analysis.facts import ModuleFacts
+from dispatchlint.analysis.index import index_source
+
+CACHE_DIRECTORY = ".dispatchlint_cache"
+#: Below this many files to index, worker processes cost more than they save.
+_PARALLEL_THRESHOLD = 64
+_FORMAT = 1
+
+
+class FactsCache:
+    """Facts by file content under ``folder``; a cache that cannot be read or written is simply not used."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def key(self, source: SourceFile, data: bytes) -> str:
+        digest = hashlib.sha256()
+        for part in (str(_FORMAT), __version__, source.relative, source.module, str(source.is_package)):
+            digest.update(part.encode("utf-8") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def load(self, key: str) -> Optional[ModuleFacts]:
+        try:
+            with open(self._path(key), "rb") as handle:
+                facts = pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            return None
+        return facts if isinstance(facts, ModuleFacts) else None
+
+    def store(self, key: str, facts: ModuleFacts) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
+            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(descriptor, "wb") as handle:
+                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)
+        except OSError:
+            pass
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.pickle"
+
+
+def _index_one(job: Tuple[str, str, bool, bytes]) -> ModuleFacts:
+    return index_source(*job)
+
+
+def index_files(
+    files: Sequence[SourceFile], cache: Optional[FactsCache], jobs: int
+) -> Tuple[List[ModuleFacts], List[str]]:
+    """Facts for every readable file (in the given order) and a message for each unreadable one."""
+    errors: List[str] = []
+    slots: List[Optional[ModuleFacts]] = []
+    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
+    for source in files:
+        try:
+            data = source.path.read_bytes()
+        except OSError as error:
+            errors.append(f"{source.relative}: cannot read: {error.strerror or error}")
+            continue
+        key = cache.key(source, data) if cache is not None else ""
+        cached = cache.load(key) if cache is not None else None
+        if cached is None:
+            pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
+        slots.append(cached)
+    jobs_for_work = [job for _, _, job in pending]
+    if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            computed = list(pool.map(_index_one, jobs_for_work, chunksize=16))
+    else:
+        computed = [_index_one(job) for job in jobs_for_work]
+    for (slot, key, _), facts in zip(pending, computed):
+        slots[slot] = facts
+        if cache is not None:
+            cache.store(key, facts)
+    return [facts for facts in slots if facts is not None], errors
