@@ -133,10 +133,10 @@ CASES: List[Tuple[str, Dict[str, Any], Any, Dict[str, Any]]] = [
 
 
 def microseconds(call: Callable[[], Any]) -> float:
-    """Best of several runs, in microseconds per call."""
+    """Best of 11 runs (the least disturbed by other processes), in microseconds per call."""
     timer = timeit.Timer(call)
     number, _ = timer.autorange()
-    return min(timer.repeat(repeat=7, number=number)) / number * 1e6
+    return min(timer.repeat(repeat=11, number=number)) / number * 1e6
 
 
 def _all_errors(validator: Any, args: Any) -> List[Any]:
@@ -155,7 +155,7 @@ def main() -> int:
         theirs = microseconds(functools.partial(adapter.validate_python, args))
         errors = microseconds(functools.partial(_all_errors, validator, args))
         rows.append((label, ours, theirs, errors))
-    print(f"Python {sys.version.split()[0]}; microseconds per call (best of 7)\n")
+    print(f"Python {sys.version.split()[0]}; microseconds per call (best of 11)\n")
     print("| case | dispatchlint | pydantic (lax) | jsonschema (iter_errors) | vs pydantic | jsonschema / ours |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, ours, theirs, errors in rows:

@@ -89,7 +89,7 @@ def test_every_object_level_is_sanitized() -> None:
 def test_sanitize_is_pure_and_shares_what_it_does_not_rename() -> None:
     original = copy.deepcopy(NESTED)
     sanitized = sanitize_schema(NESTED)
-    assert NESTED == original
+    assert original == NESTED
     assert sanitized["$defs"]["item"]["properties"]["count"] is NESTED["$defs"]["item"]["properties"]["count"]
     valid = obj(a=INTEGER, b={"type": "array", "items": obj(c=INTEGER)})
     assert sanitize_schema(valid) is valid

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Tuple
 
-from ._plan import plan_for, run_plan
+from ._plan import apply_schema
 
 
 def coerce_args(parameters: Any, args: Any) -> Any:
@@ -19,9 +19,10 @@ def coerce_args(parameters: Any, args: Any) -> Any:
     Pure: ``args`` is never mutated, and is returned itself when nothing changed (repaired containers are new
     plain dicts and lists that share the unchanged parts). Never raises, whatever the schema or the arguments.
     The schema is compiled once, on first use, and cached by identity: do not change it in place afterwards.
+    Values nested deeper than the schema walk's bound (100 levels of subschemas and references) are left alone.
     """
     try:
-        return run_plan(plan_for(parameters, coerce=True), args)
+        return apply_schema(parameters, args, True)
     except Exception:  # the gate must never be what fails a tool call; a value it cannot handle stays as it is
         return args
 
@@ -34,7 +35,7 @@ def unrename_args(parameters: Any, args: Any) -> Any:
     are not converted. Pure and never raises, like ``coerce_args``.
     """
     try:
-        return run_plan(plan_for(parameters, coerce=False), args)
+        return apply_schema(parameters, args, False)
     except Exception:  # same guarantee as coerce_args
         return args
 

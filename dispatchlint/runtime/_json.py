@@ -20,7 +20,8 @@ STRING = "string"
 ARRAY = "array"
 OBJECT = "object"
 JSON_TYPES: FrozenSet[str] = frozenset({NULL, BOOLEAN, INTEGER, NUMBER, STRING, ARRAY, OBJECT})
-SCALAR_KINDS: FrozenSet[str] = frozenset({NULL, BOOLEAN, INTEGER, NUMBER})
+#: The kinds other than string that a string can be the JSON literal of (containers aside).
+LITERAL_KINDS: FrozenSet[str] = frozenset({NULL, BOOLEAN, INTEGER, NUMBER})
 
 #: The Python types whose values are, exactly, each JSON kind (``int`` is both an integer and a number).
 PYTHON_TYPES: Dict[str, Tuple[type, ...]] = {
@@ -45,15 +46,9 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
+# The kind of each exact Python type. Reversed, so that "integer" overwrites "number" for int.
 _KIND_OF_TYPE: Dict[type, str] = {
-    type(None): NULL,
-    bool: BOOLEAN,
-    int: INTEGER,
-    float: NUMBER,
-    str: STRING,
-    list: ARRAY,
-    tuple: ARRAY,
-    dict: OBJECT,
+    python_type: kind for kind, python_types in reversed(PYTHON_TYPES.items()) for python_type in python_types
 }
 _NUMERIC = (INTEGER, NUMBER)
 
@@ -88,56 +83,49 @@ def scalar_literal(text: str) -> Any:
     Booleans are taken in any letter case; integers are exact, up to 4300 characters.
     """
     if text[:1] in _NUMBER_HEADS:
-        return _number(text)
-    if text == "null":
+        value = number_literal(text)
+    elif text == "null":
         return None
-    return _boolean(text)
+    else:
+        value = boolean_literal(text)
+    return MISSING if value is text else value
 
 
-def _integer(text: str) -> Any:
-    unsigned = text[1:] if text[:1] == "-" else text
-    if len(text) > _MAX_NUMBER_LENGTH or not (unsigned.isdigit() and unsigned.isascii()):
-        return MISSING
-    if unsigned[0] == "0" and len(unsigned) > 1:
-        return MISSING
-    try:
-        return int(text)
-    except ValueError:  # a process that lowered sys.set_int_max_str_digits() below our bound
-        return MISSING
-
-
-def _number(text: str) -> Any:
-    integer = _integer(text)
-    if integer is not MISSING or len(text) > _MAX_NUMBER_LENGTH or not _FRACTIONAL_LITERAL.fullmatch(text):
-        return integer
-    number = float(text)
-    return number if math.isfinite(number) else MISSING
-
-
-def _boolean(text: str) -> Any:
-    return _BOOLEAN_LITERALS.get(text.lower(), MISSING) if len(text) <= 5 else MISSING
-
-
-# Converters for places that admit one scalar kind and no string: each gives back ``text`` itself when it is
-# not the literal, so that the common case costs one call.
+# The converters below give back ``text`` itself when it is not the literal (whitespace around ignored), so
+# that a place admitting one scalar kind repairs a string with one call.
 
 
 def integer_literal(text: str) -> Any:
-    """The integer ``text`` is the JSON literal of (whitespace around ignored), or ``text`` itself."""
-    integer = _integer(text.strip())
-    return text if integer is MISSING else integer
+    """The integer ``text`` is the JSON literal of, or ``text``."""
+    stripped = text.strip()
+    unsigned = stripped[1:] if stripped[:1] == "-" else stripped
+    if len(stripped) > _MAX_NUMBER_LENGTH or not (unsigned.isdigit() and unsigned.isascii()):
+        return text
+    if unsigned[0] == "0" and len(unsigned) > 1:
+        return text
+    try:
+        return int(stripped)
+    except ValueError:  # a process that lowered sys.set_int_max_str_digits() below our bound
+        return text
 
 
 def number_literal(text: str) -> Any:
-    """The finite number ``text`` is the JSON literal of (whitespace around ignored), or ``text`` itself."""
-    number = _number(text.strip())
-    return text if number is MISSING else number
+    """The finite number ``text`` is the JSON literal of (an int when it is an integer literal), or ``text``."""
+    integer = integer_literal(text)
+    if integer is not text:
+        return integer
+    stripped = text.strip()
+    if len(stripped) > _MAX_NUMBER_LENGTH or not _FRACTIONAL_LITERAL.fullmatch(stripped):
+        return text
+    number = float(stripped)
+    return number if math.isfinite(number) else text
 
 
 def boolean_literal(text: str) -> Any:
-    """The boolean ``text`` is the JSON literal of (any letter case, whitespace ignored), or ``text`` itself."""
-    literal = _boolean(text.strip())
-    return text if literal is MISSING else literal
+    """The boolean ``text`` is the JSON literal of, in any letter case, or ``text``."""
+    stripped = text.strip()
+    literal = _BOOLEAN_LITERALS.get(stripped.lower()) if len(stripped) <= 5 else None
+    return text if literal is None else literal
 
 
 def json_container(text: str) -> Any:

@@ -24,12 +24,12 @@ from ._json import (
     BOOLEAN,
     INTEGER,
     JSON_TYPES,
+    LITERAL_KINDS,
     MISSING,
     NULL,
     NUMBER,
     OBJECT,
     PYTHON_TYPES,
-    SCALAR_KINDS,
     STRING,
     boolean_literal,
     integer_literal,
@@ -227,7 +227,7 @@ class TypedNode(Node):
         if not self.coerce or admitted is None:
             return False
         floats_to_integers = INTEGER in admitted and NUMBER not in admitted
-        strings_parsed = STRING not in admitted and bool(admitted & (SCALAR_KINDS | _CONTAINER_KINDS))
+        strings_parsed = STRING not in admitted and bool(admitted & (LITERAL_KINDS | _CONTAINER_KINDS))
         return ARRAY in admitted or floats_to_integers or strings_parsed
 
     def _string_converter(self) -> Optional[Callable[[str], Any]]:
@@ -237,12 +237,12 @@ class TypedNode(Node):
             return None
         if admitted & _CONTAINER_KINDS:
             return self._convert_string
-        scalar_kinds = admitted & SCALAR_KINDS
-        if scalar_kinds == {BOOLEAN}:
+        literal_kinds = admitted & LITERAL_KINDS
+        if literal_kinds == {BOOLEAN}:
             return boolean_literal
-        if scalar_kinds == {INTEGER}:
+        if literal_kinds == {INTEGER}:
             return integer_literal
-        if scalar_kinds == {INTEGER, NUMBER}:
+        if literal_kinds == {INTEGER, NUMBER}:
             return number_literal
         return self._scalar_from_string
 
@@ -632,31 +632,32 @@ def _conjunction(members: Sequence[Node]) -> Node:
     return AllNode(tuple(constraining), repairing[0] if repairing else None)
 
 
+#: id(schema) -> (schema, plan), one cache per mode; keeping the schema alive keeps its id from being reused.
 _PLANS: Dict[bool, Dict[int, Tuple[Any, Node]]] = {True: {}, False: {}}
+_PLANS_LOCK = threading.Lock()
 
 
-def plan_for(parameters: Any, *, coerce: bool) -> Node:
-    """The compiled plan of a parameters schema or tool definition, compiled on first use.
+def apply_schema(parameters: Any, value: Any, coerce: bool) -> Any:
+    """``value`` repaired (``coerce``) or renamed only, by the plan of a parameters schema or tool definition.
 
-    Cached by identity (the schema is kept alive with its plan, so its id cannot be reused): a schema changed
-    in place after its first use keeps its old plan.
+    The plan is compiled on first use and cached by identity: a schema changed in place afterwards keeps its
+    old plan. Each call gets a fresh union budget; when it runs out, the value comes back as it is.
     """
-    cache = _PLANS[coerce]
-    entry = cache.get(id(parameters))
-    if entry is not None and entry[0] is parameters:
-        return entry[1]
-    root = tool_parameters(parameters)
-    node = _Compiler(root, coerce).compile(root, 0)
-    if len(cache) >= CACHE_SIZE:
-        cache.pop(next(iter(cache)), None)
-    cache[id(parameters)] = (parameters, node)
-    return node
-
-
-def run_plan(node: Node, value: Any) -> Any:
-    """``node.repair(value)`` with a fresh union budget; the value itself when the budget runs out."""
+    entry = _PLANS[coerce].get(id(parameters))
+    node = entry[1] if entry is not None else _compile(parameters, coerce)
     _budget.left = UNION_BUDGET
     try:
         return node.repair(value)
     except UnionBudgetError:
         return value
+
+
+def _compile(parameters: Any, coerce: bool) -> Node:
+    root = tool_parameters(parameters)
+    node = _Compiler(root, coerce).compile(root, 0)
+    cache = _PLANS[coerce]
+    with _PLANS_LOCK:  # only misses take it: a hit is one dict lookup
+        if len(cache) >= CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[id(parameters)] = (parameters, node)
+    return node

@@ -2,17 +2,7 @@
 
 The fix for a second table of tools that bypasses the gate is to wrap the table once, where it is defined:
 ``TOOLS = wrap_table({...}, SCHEMAS)``. Every path that reads the table then calls a wrapper that repairs the
-arguments first, whatever the path (sequential loop, thread pool, ``await``).
-
-Where the arguments are (``_arguments_slot``), unless ``args_at`` says so:
-
-1. a parameter named like a mapping of arguments (``args``, ``arguments``, ``params``, ``kwargs``, ``tool_args``,
-   ... see ``MAPPING_PARAMETER_NAMES``), else a parameter annotated as a ``dict``/``Mapping``: that one value
-   is repaired, whether it is passed by position (``fn(agent, args, ctx)``) or by keyword; unless the tool's
-   schema (when known at wrap time) has a property of that very name, which makes it a tool parameter;
-2. otherwise the keyword arguments of the call are repaired as the arguments (``fn(**args)``): this covers
-   ``**kwargs`` executors and executors whose parameters are the schema's properties. Values passed by
-   position are then left alone.
+arguments first, whatever the path (sequential loop, thread pool, ``await``), and no path needs to change.
 """
 
 from __future__ import annotations
@@ -23,7 +13,7 @@ import re
 import typing
 from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._coerce import changed_values, coerce_args, unrename_args
 from ._schema import tool_parameters
@@ -75,9 +65,20 @@ def wrap_table(
 ) -> Dict[str, Any]:
     """A new table whose executors repair their arguments against their tool's schema before running.
 
-    ``schemas`` is looked up by the table's key on every call (so a registry filled later is seen), and each
-    schema is compiled once. ``args_at`` says where the arguments are, for every executor (see the module
-    docstring for the rule used without it). Values that are not callable are kept as they are.
+    Sync and async executors are wrapped alike; the wrapper keeps ``__name__``, ``__doc__`` and sets
+    ``__wrapped__``. ``schemas`` is looked up by the table's key on every call (so a registry filled later is
+    seen); each schema is compiled once. ``on_repair`` is called for every repaired value. Values that are not
+    callable are kept as they are.
+
+    ``args_at`` says where the arguments are: a position (``1`` for ``fn(agent, args, ctx)``) or a parameter
+    name. Without it, each executor's signature decides:
+
+    1. a parameter named like an arguments mapping (``args``, ``arguments``, ``params``, ``kwargs``,
+       ``tool_args``, ... see ``MAPPING_PARAMETER_NAMES``), else the first parameter annotated as a ``dict`` or
+       ``Mapping``, receives the arguments, by position or by keyword; unless the tool's schema (when known at
+       wrap time) has a property of that very name, which makes it an ordinary tool parameter;
+    2. otherwise the call's keyword arguments are the arguments (``fn(**args)``, for executors that take
+       ``**kwargs`` or the schema's properties as parameters); values passed by position are left alone.
     """
     lookup = _schema_lookup(schemas)
     return {
@@ -203,9 +204,7 @@ def _wrap_executor(
 
 def _is_async(executor: Callable[..., Any]) -> bool:
     """Coroutine functions, and objects whose ``__call__`` is one (the wrapper must be awaitable too)."""
-    return inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(
-        getattr(type(executor), "__call__", None)
-    )
+    return inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(type(executor).__call__)
 
 
 def _arguments_slot(executor: Callable[..., Any], hint: ArgumentsSlotHint, schema: Any) -> Optional[_Slot]:
@@ -246,7 +245,7 @@ def _is_mapping_annotation(annotation: Any) -> bool:
         return False
 
 
-def _property_names(schema: Any) -> Any:
+def _property_names(schema: Any) -> Container[Any]:
     parameters = tool_parameters(schema)
     properties = parameters.get("properties") if isinstance(parameters, dict) else None
     return properties if isinstance(properties, dict) else ()
