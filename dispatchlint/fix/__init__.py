@@ -16,11 +16,9 @@ from dispatchlint.fix._decide import Decision, bind, gate_decision, parse_decisi
 from dispatchlint.fix._diff import render_diff
 from dispatchlint.fix._run import FixOutcome, plan_fixes
 from dispatchlint.fix._source import FixError
-from dispatchlint.fix._wrapping import CONFIGURE_SCHEMAS
 from dispatchlint.fix._write import write_all
 
 __all__ = [
-    "CONFIGURE_SCHEMAS",
     "Decision",
     "FixError",
     "FixOutcome",

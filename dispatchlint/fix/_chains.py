@@ -16,7 +16,7 @@ import libcst as cst
 from dispatchlint.analysis.facts import NameChain
 from dispatchlint.analysis.link import Project, Site
 from dispatchlint.fix import _codegen
-from dispatchlint.fix._imports import Import, imports_module
+from dispatchlint.fix._imports import Import, clashes, imports_module
 from dispatchlint.fix._plan import ProjectPlan
 from dispatchlint.fix._source import Sources
 from dispatchlint.fix._wrapping import gate_import
@@ -46,7 +46,7 @@ class ChainFix:
             gate, lines = file.imported(self.gate), []
         lines.append(f"{self.args} = {gate}({self.name}, {self.args})")
 
-        def insert(updated: cst.CSTNode) -> cst.FlattenSentinel:
+        def insert(updated: cst.CSTNode) -> "cst.FlattenSentinel[cst.BaseStatement]":
             assert isinstance(updated, cst.If)
             added: List[cst.BaseStatement] = [_codegen.statement(file.tree, line) for line in lines]
             added[0] = added[0].with_changes(leading_lines=updated.leading_lines)
@@ -60,7 +60,7 @@ class ChainFix:
 def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) -> Union[ChainFix, str]:
     """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
     source = sources.get(site.module.path)
-    test = source.node_at(chain.span, cst.BaseExpression)
+    test = source.expression_at(chain.span)
     statement = source.parent(test) if test is not None else None
     fallback = source.node_at(chain.fallback_span, cst.Call)
     if not isinstance(statement, cst.If) or fallback is None:
@@ -76,4 +76,7 @@ def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) 
     if isinstance(gate, str):
         return gate
     lazy = gate.module != site.module.module and imports_module(project, gate.module, site.module.module)
+    clash = "" if lazy else clashes(site.module, source.tree, gate)
+    if clash:
+        return clash
     return ChainFix(site, gate, statement, chain.variable, passed[0], lazy)

@@ -12,6 +12,7 @@ from typing import List, Optional
 import libcst as cst
 
 from dispatchlint.fix._shape import CallShape
+from dispatchlint.fix._source import Statement
 
 #: Longest generated line that stays on one line (longer ones are split the way black would).
 MAX_LINE = 99
@@ -19,14 +20,17 @@ _TEMPLATE_INDENT = "    "
 _PLACEHOLDER = "__dispatchlint_table__"
 
 
-def statement(tree: cst.Module, source: str) -> cst.BaseStatement:
+def statement(tree: cst.Module, source: str) -> Statement:
     """A statement from template text, in ``tree``'s indentation and newline."""
     lines = []
     for line in source.strip("\n").split("\n"):
         stripped = line.lstrip(" ")
         depth = (len(line) - len(stripped)) // len(_TEMPLATE_INDENT)
         lines.append(tree.default_indent * depth + stripped)
-    return cst.parse_statement(tree.default_newline.join(lines) + tree.default_newline, config=tree.config_for_parsing)
+    text = tree.default_newline.join(lines) + tree.default_newline
+    parsed = cst.parse_statement(text, config=tree.config_for_parsing)
+    assert isinstance(parsed, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return parsed
 
 
 def expression(tree: cst.Module, source: str) -> cst.BaseExpression:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, Optional, Set, Tuple, Union
 
 from dispatchlint.analysis.facts import FunctionDef, JsonParse, ModuleFacts, NameChain
 from dispatchlint.analysis.link import LinkedTable, Project, Site
@@ -48,6 +48,17 @@ class Decision:
 class _State:
     sources: Sources
     decisions: Dict[Tuple[str, int], Decision] = field(default_factory=dict)
+    #: Executor (qualified name) -> the tool names it serves in the project's tool tables.
+    tools: Optional[Dict[str, Set[str]]] = None
+
+    def tools_of(self, project: Project, executor: str) -> Set[str]:
+        if self.tools is None:
+            self.tools = {}
+            for table in project.tool_tables():
+                for entry in table.entries:
+                    for qualified in entry.executors:
+                        self.tools.setdefault(qualified, set()).update([entry.key] if entry.key else [])
+        return self.tools.get(executor, set())
 
 
 _STATES: "weakref.WeakKeyDictionary[Project, _State]" = weakref.WeakKeyDictionary()
@@ -75,6 +86,8 @@ def _decide(project: Project, kind: str, subject: object, make: Callable[[Source
             found = make(state.sources)
         except FixError as error:
             found = str(error)
+        except Exception as error:  # noqa: BLE001 - a fix that cannot be planned must not stop the lint run
+            found = f"the fix could not be planned ({type(error).__name__}: {error}); please report it"
         decision = state.decisions[key] = Decision(None, found) if isinstance(found, str) else Decision(found)
     return decision
 
@@ -110,17 +123,12 @@ def _outermost(module: ModuleFacts, chain: NameChain) -> NameChain:
 
 def parse_decision(project: Project, module: ModuleFacts, parse: JsonParse) -> Decision:
     """Whether the hand-rolled parse can go: the tools its function serves must all be repaired on every path."""
-    executor = f"{module.module}.{parse.function}"
-    tools = {
-        entry.key
-        for table in project.tool_tables()
-        for entry in table.entries
-        if executor in entry.executors and entry.key is not None
-    }
+    state = _STATES.get(project)
+    tools = state.tools_of(project, f"{module.module}.{parse.function}") if state is not None else set()
 
-    def table_fix_or_reason(table: LinkedTable) -> Union[Fix, str]:
+    def table_fix_or_reason(table: LinkedTable) -> Union[TableFix, str]:
         decision = table_decision(project, table)
-        return decision.fix if decision.fix is not None else decision.reason
+        return decision.fix if isinstance(decision.fix, TableFix) else decision.reason
 
     return _decide(
         project, "parse", parse, lambda sources: parse_fix(project, sources, module, parse, tools, table_fix_or_reason)

@@ -18,7 +18,7 @@ def render_diff(changes: Mapping[Path, Tuple[bytes, bytes]], cwd: Path) -> str:
     for path, (old, new) in sorted(changes.items()):
         name = Path(os.path.relpath(path, cwd)).as_posix()
         lines = difflib.unified_diff(_lines(old), _lines(new), fromfile=f"a/{name}", tofile=f"b/{name}")
-        chunks.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
+        chunks.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     return "".join(chunks)
 
 

@@ -9,6 +9,11 @@ module; the generated wrapper then imports the gate when it runs, not when the m
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
+import sys
+import sysconfig
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
@@ -17,6 +22,7 @@ import libcst as cst
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.link import Project
+from dispatchlint.fix._source import Statement
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,16 @@ def local_name_of(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> Optio
     return None
 
 
+def clashes(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> str:
+    """Why ``wanted`` cannot be imported into the module under its own name ('' when it can)."""
+    if wanted.module == facts.module or local_name_of(facts, tree, wanted) is not None:
+        return ""
+    local = wanted.name or wanted.module
+    if local in top_level_names(tree):
+        return f"`{local}` already names something else in `{facts.module}`"
+    return ""
+
+
 def top_level_names(tree: cst.Module) -> Set[str]:
     """Names a module binds at its top level (and in top-level ``if``/``try`` blocks)."""
     names: Set[str] = set()
@@ -88,12 +104,12 @@ def _flat_statements(body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatemen
     for statement in body:
         found.append(statement)
         if isinstance(statement, (cst.If, cst.Try)):
-            found.extend(_flat_statements(statement.body.body))
-            orelse = statement.orelse
-            if isinstance(orelse, cst.Else):
-                found.extend(_flat_statements(orelse.body.body))
-            for handler in getattr(statement, "handlers", ()):
-                found.extend(_flat_statements(handler.body.body))
+            blocks = [statement.body, *(handler.body for handler in getattr(statement, "handlers", ()))]
+            if isinstance(statement.orelse, cst.Else):
+                blocks.append(statement.orelse.body)
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    found.extend(_flat_statements(block.body))
     return found
 
 
@@ -152,7 +168,7 @@ def drop_unused_import(tree: cst.Module, module: str) -> cst.Module:
     )
     if used:
         return tree
-    body = list(tree.body)
+    body: List[Statement] = list(tree.body)
     for index, statement in enumerate(body):
         if _is_import_line(statement) and _plain_import_of(statement) == module:
             if index + 1 < len(body):
@@ -181,21 +197,45 @@ def _plain_import_of(statement: cst.BaseStatement) -> Optional[str]:
 # ---------------------------------------------------------------------------------------------- placement
 
 
+_STDLIB_PATH = os.path.normcase(sysconfig.get_paths()["stdlib"])
+
+
+@functools.lru_cache(maxsize=None)
+def _is_stdlib(top: str) -> bool:
+    """Whether a top-level module is the standard library's: Python 3.10+ lists them; older ones are asked where
+    the module would load from (finding a top-level spec imports nothing)."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return top in names
+    if top in sys.builtin_module_names:
+        return True
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    origin = spec.origin if spec is not None else None
+    if origin in ("built-in", "frozen"):
+        return True
+    return bool(origin) and os.path.normcase(origin).startswith(_STDLIB_PATH) and "site-packages" not in origin
+_STANDARD, _THIRD_PARTY, _PROJECT = range(3)
+
+
 @dataclass(frozen=True)
 class _Placed:
     index: int
-    project: bool
+    group: int
     plain: bool
     key: str
 
 
 def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_packages: Set[str]) -> cst.Module:
-    """Insert one import statement into the module's import block, next to imports of its kind.
+    """Insert one import statement into the module's import block, where isort would roughly put it.
 
-    ``project_packages`` are the project's top-level package names: imports of them (and relative ones) form
-    the project group, after the outside (standard library and third-party) group.
+    Imports form three groups (standard library, third party, the project: relative imports and imports of
+    ``project_packages``); within its group a new import goes before the first one that sorts after it (plain
+    ``import x`` before ``from x import``), and a group of its own is opened with a blank line.
     """
-    body = list(tree.body)
+    body: List[Statement] = list(tree.body)
     start = _prelude_end(body)
     block = _import_block(body, start, project_packages)
     small = statement.body[0]
@@ -204,25 +244,22 @@ def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_pac
         return tree.with_changes(body=merged)
     key = _sort_key(small)
     plain = isinstance(small, cst.Import)
-    project_import = _is_project(small, project_packages)
-    same_kind = [placed for placed in block if placed.project == project_import]
+    group = _group(small, project_packages)
+    same = [placed for placed in block if placed.group == group]
+    later = [placed for placed in block if placed.group > group]
     before = next(
-        (
-            placed
-            for placed in same_kind
-            if (not placed.plain and plain) or (placed.plain == plain and placed.key > key)
-        ),
+        (placed for placed in same if (not placed.plain and plain) or (placed.plain == plain and placed.key > key)),
         None,
     )
     if before is not None:
         body[before.index : before.index + 1] = _insert_before(body[before.index], statement)
-    elif same_kind:
-        body.insert(same_kind[-1].index + 1, statement)
-    elif block and project_import:
+    elif same:
+        body.insert(same[-1].index + 1, statement)
+    elif later:  # a new group, ahead of the groups that come after it
+        new, first = _insert_before(body[later[0].index], statement)
+        body[later[0].index : later[0].index + 1] = [new, first.with_changes(leading_lines=[cst.EmptyLine()])]
+    elif block:
         body.insert(block[-1].index + 1, statement.with_changes(leading_lines=[cst.EmptyLine()]))
-    elif block:  # the first outside import, ahead of the project's own
-        new, first = _insert_before(body[block[0].index], statement)
-        body[block[0].index : block[0].index + 1] = [new, first.with_changes(leading_lines=[cst.EmptyLine()])]
     else:
         body[start:start] = [statement.with_changes(leading_lines=[cst.EmptyLine()] if start else [])]
         if start + 1 < len(body) and not body[start + 1].leading_lines:
@@ -231,8 +268,8 @@ def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_pac
 
 
 def _merged(
-    body: List[cst.BaseStatement], block: Sequence[_Placed], small: cst.BaseSmallStatement
-) -> Optional[List[cst.BaseStatement]]:
+    body: List[Statement], block: Sequence[_Placed], small: cst.BaseSmallStatement
+) -> Optional[List[Statement]]:
     """``from .gate import SCHEMAS`` + ``from .gate import coerce_tool_args``: one line, when it is a simple one."""
     if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
         return None
@@ -256,12 +293,12 @@ def _merged(
     return None
 
 
-def _insert_before(existing: cst.BaseStatement, statement: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
+def _insert_before(existing: Statement, statement: cst.SimpleStatementLine) -> List[Statement]:
     """The new statement takes over the blank lines and comments that opened the existing one's group."""
     return [statement.with_changes(leading_lines=existing.leading_lines), existing.with_changes(leading_lines=[])]
 
 
-def _prelude_end(body: Sequence[cst.BaseStatement]) -> int:
+def _prelude_end(body: Sequence[Statement]) -> int:
     """The index after the docstring and the ``from __future__`` imports."""
     index = 0
     if body and _is_docstring(body[0]):
@@ -271,7 +308,7 @@ def _prelude_end(body: Sequence[cst.BaseStatement]) -> int:
     return index
 
 
-def _import_block(body: Sequence[cst.BaseStatement], start: int, project_packages: Set[str]) -> List[_Placed]:
+def _import_block(body: Sequence[Statement], start: int, project_packages: Set[str]) -> List[_Placed]:
     placed = []
     for index in range(start, len(body)):
         statement = body[index]
@@ -281,14 +318,17 @@ def _import_block(body: Sequence[cst.BaseStatement], start: int, project_package
         ):
             break
         small = statement.body[0]
-        placed.append(_Placed(index, _is_project(small, project_packages), isinstance(small, cst.Import), _sort_key(small)))
+        placed.append(_Placed(index, _group(small, project_packages), isinstance(small, cst.Import), _sort_key(small)))
     return placed
 
 
-def _is_project(small: cst.BaseSmallStatement, project_packages: Set[str]) -> bool:
+def _group(small: cst.BaseSmallStatement, project_packages: Set[str]) -> int:
     if isinstance(small, cst.ImportFrom) and small.relative:
-        return True
-    return _sort_key(small).split(".")[0] in project_packages
+        return _PROJECT
+    top = _sort_key(small).split(".")[0]
+    if top in project_packages:
+        return _PROJECT
+    return _STANDARD if _is_stdlib(top) else _THIRD_PARTY
 
 
 def _sort_key(small: cst.BaseSmallStatement) -> str:

@@ -74,9 +74,12 @@ def _declared(project: Project, tools: Set[str], parameter: str) -> str:
     if not tools:
         return "no schema of the tool can be found"
     for tool in sorted(tools):
-        types = set(project.declared_types(tool, parameter) or ())
+        declared = project.declared_types(tool, parameter)
+        types = set(declared or ())
+        if declared is None:
+            return f"no schema of `{tool}` declares `{parameter}`"
         if not types & _PARSED_KINDS or types - _PARSED_KINDS - {"null"}:
-            shown = "|".join(sorted(types)) or "nothing"
+            shown = "|".join(sorted(types)) or "with no type"
             return (
                 f"the schema of `{tool}` declares `{parameter}` {shown}, not an array or object, so the gate "
                 "would not parse it"

@@ -24,13 +24,13 @@ from dispatchlint.fix._imports import (
     local_name_of,
     top_level_names,
 )
-from dispatchlint.fix._source import FixError, SourceFile, Sources, check_module
+from dispatchlint.fix._source import FixError, SourceFile, Sources, Statement, check_module
 from dispatchlint.fix._wrapping import RUNTIME, GateWrapping, RuntimeWrapping, Wrapping
 
-Built = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+Built = Union[cst.CSTNode, "cst.FlattenSentinel[cst.CSTNode]", cst.RemovalSentinel]
 Builder = Callable[[cst.CSTNode], Built]
 #: A module-level statement split in two, with the module's new wrapper definitions going in between.
-Splitter = Callable[[cst.BaseStatement], Tuple[List[cst.BaseStatement], List[cst.BaseStatement]]]
+Splitter = Callable[[Statement], Tuple[List[Statement], List[Statement]]]
 
 
 @dataclass
@@ -44,10 +44,10 @@ class FilePlan:
     splits: Dict[int, Splitter] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
     #: wrapping -> (wrapper name, its definition, the top-level statements that use it)
-    _wrappers: Dict[Wrapping, Tuple[str, cst.BaseStatement, List[cst.BaseStatement]]] = field(default_factory=dict)
+    _wrappers: Dict[Wrapping, Tuple[str, Statement, List[Statement]]] = field(default_factory=dict)
     _imports: List[Import] = field(default_factory=list)
     _bound: Optional[Set[str]] = None
-    _defs_before: Dict[int, List[cst.BaseStatement]] = field(default_factory=dict)
+    _defs_before: Dict[int, List[Statement]] = field(default_factory=dict)
     #: Modules imported for code the edits delete (``json`` of a deleted parse): dropped when unused after.
     _maybe_unused: Set[str] = field(default_factory=set)
 
@@ -57,10 +57,20 @@ class FilePlan:
 
     def replace(self, node: cst.CSTNode, builder: Builder) -> None:
         if id(node) in self.edits:
-            raise FixError(f"{self.source.relative}: two fixes rewrite the same code (line {self.source.line_of(node)})")
+            line = self.source.line_of(node)
+            raise FixError(f"{self.source.relative}: two fixes rewrite the same code (line {line})")
         self.edits[id(node)] = builder
 
-    def split(self, statement: cst.BaseStatement, splitter: Splitter) -> None:
+    def replace_expression(
+        self, node: cst.BaseExpression, build: Callable[[cst.BaseExpression], cst.BaseExpression]
+    ) -> None:
+        def builder(updated: cst.CSTNode) -> Built:
+            assert isinstance(updated, cst.BaseExpression)
+            return build(updated)
+
+        self.replace(node, builder)
+
+    def split(self, statement: Statement, splitter: Splitter) -> None:
         self.splits[id(statement)] = splitter
 
     def note(self, text: str) -> None:
@@ -116,7 +126,7 @@ class FilePlan:
         known[2].append(top)
         return known[0]
 
-    def _definition(self, wrapping: Wrapping, name: str) -> cst.BaseStatement:
+    def _definition(self, wrapping: Wrapping, name: str) -> Statement:
         if isinstance(wrapping, RuntimeWrapping):
             self.imported(Import(RUNTIME, "coerced"))
             source = _codegen.runtime_wrapper(name, self.imported(wrapping.schemas))
@@ -151,21 +161,21 @@ class FilePlan:
         check_module(data, self.source.relative)
         return data
 
-    def _definitions_before(self) -> Dict[int, List[cst.BaseStatement]]:
-        placed: Dict[int, List[cst.BaseStatement]] = {}
+    def _definitions_before(self) -> Dict[int, List[Statement]]:
+        placed: Dict[int, List[Statement]] = {}
         for _, definition, users in self._wrappers.values():
             first = min(users, key=self.source.line_of)
             placed.setdefault(id(first), []).append(definition)
         return placed
 
-    def statements_around(self, original: cst.CSTNode, updated: cst.BaseStatement) -> Optional[List[cst.BaseStatement]]:
+    def statements_around(self, original: cst.CSTNode, updated: Statement) -> Optional[List[Statement]]:
         """A top-level statement with the wrapper definitions placed before it (or inside its split)."""
         defs = self._defs_before.get(id(original), [])
         splitter = self.splits.get(id(original))
         if not defs and splitter is None:
             return None
         before, after = splitter(updated) if splitter is not None else ([], [updated])
-        if defs and after and not before:
+        if defs and after:
             after[0] = after[0].with_changes(leading_lines=_at_least_two_blank_lines(after[0].leading_lines))
         return before + defs + after
 
@@ -189,13 +199,17 @@ class _Apply(cst.CSTTransformer):
         builder = self.plan.edits.get(id(original_node))
         if builder is not None and isinstance(updated, cst.CSTNode):
             updated = builder(updated)
-        if isinstance(updated, cst.BaseStatement) and isinstance(self.plan.source.parent(original_node), cst.Module):
+        if isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
+            self.plan.source.parent(original_node), cst.Module
+        ):
             around = self.plan.statements_around(original_node, updated)
             if around is not None:
                 return cst.FlattenSentinel(around)
         return updated
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         if updated_node.body:
             return updated_node
         return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])

@@ -9,7 +9,7 @@ on the sanitized names (a log line, a key test).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Union
+from typing import List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -67,10 +67,11 @@ def reorder_fix(
     if found is None:
         return "the gate does not restore names in one plain statement of its body"
     index, call = found
-    repaired = [arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and _derived(body[:index], arg.value.value, args)]
+    names = [arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)]
+    repaired = [name for name in names if _derived(body[:index], name, args)]
     if len(repaired) != 1:
         return "the value whose names are restored cannot be told"
-    needed = {arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)} - {repaired[0]}
+    needed = set(names) - {repaired[0]}
     insert_at = max([i + 1 for i in range(index) if _assigns(body[i]) & needed], default=0)
     first_read = next((i for i in range(index) if args in _names_in(body[i])), index)
     if insert_at > first_read:
@@ -85,17 +86,21 @@ def reorder_fix(
 
 def _restoring_statement(
     project: Project, module: ModuleFacts, function: FunctionDef, body: Sequence[cst.BaseStatement]
-) -> Optional[tuple]:
+) -> Optional[Tuple[int, cst.Call]]:
+    """The one statement that restores names: ``return unrename(...)`` or ``name = unrename(...)``."""
     for index, statement in enumerate(body):
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             continue
         small = statement.body[0]
-        value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
-        if isinstance(small, cst.Assign) and (len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name)):
+        if isinstance(small, cst.Assign) and not (
+            len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+        ):
             continue
-        callee = syn.dotted_name(value.func) if isinstance(value, cst.Call) else None
-        if callee is not None and project.is_sanitizer(module, callee, function.qualname):
-            return index, value
+        value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
+        if isinstance(value, cst.Call):
+            callee = syn.dotted_name(value.func)
+            if callee is not None and project.is_sanitizer(module, callee, function.qualname):
+                return index, value
     return None
 
 

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Sequence, Set, Tuple
 
 from dispatchlint.analysis.facts import ModuleFacts, Span
 from dispatchlint.analysis.link import Project
-from dispatchlint.fix._decide import Decision, Fix, gate_decision, parse_decision, site_decision, sources_of, table_decision
+from dispatchlint.fix._decide import (
+    Decision,
+    Fix,
+    gate_decision,
+    parse_decision,
+    site_decision,
+    sources_of,
+    table_decision,
+)
 from dispatchlint.fix._parses import ParseFix
 from dispatchlint.fix._plan import ProjectPlan
 from dispatchlint.fix._source import FixError
@@ -34,8 +42,6 @@ class FixOutcome:
     changes: Dict[Path, Tuple[bytes, bytes]]
     #: Absolute path -> one line per kind of rewrite in that file.
     notes: Dict[Path, List[str]]
-    #: How many of the chosen findings the rewrites fix.
-    fixed: int
 
 
 def plan_fixes(result: "RunResult", findings: Sequence["Finding"], cwd: Path) -> FixOutcome:
@@ -45,12 +51,7 @@ def plan_fixes(result: "RunResult", findings: Sequence["Finding"], cwd: Path) ->
     if sources is None:
         raise FixError("the project was analysed without its files; nothing can be fixed")
     wanted = {(f.code, (cwd / f.path).resolve(), f.span.line, f.span.column) for f in findings if f.fixable}
-    fixes: List[Fix] = []
-    fixed = 0
-    for decision in _decisions(project, result.root, wanted):
-        if decision.fix is not None:
-            fixed += 1
-            fixes.append(decision.fix)
+    fixes = [decision.fix for decision in _decisions(project, result.root, wanted) if decision.fix is not None]
     plan = ProjectPlan(project, sources)
     applied = set()
     for fix in _with_requirements(fixes):
@@ -62,7 +63,6 @@ def plan_fixes(result: "RunResult", findings: Sequence["Finding"], cwd: Path) ->
     return FixOutcome(
         {root / path: contents for path, contents in rendered.items()},
         {root / path: plan.files[path].notes for path in rendered},
-        fixed,
     )
 
 
@@ -94,5 +94,3 @@ def _with_requirements(fixes: Sequence[Fix]) -> Iterator[Fix]:
             yield from fix.requires
         yield fix
 
-
-__all__ = ["FixError", "FixOutcome", "plan_fixes"]

@@ -16,12 +16,10 @@ import libcst as cst
 
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import Span
+from dispatchlint.analysis.index import _RUNNERS_FIRST, _RUNNERS_SECOND
 from dispatchlint.analysis.link import RAW, RAW_WEAK, LinkedEntry, LinkedTable, Project
 from dispatchlint.fix._source import Sources
 
-#: Dispatch kinds whose callable is the first argument of the call (``pool.submit(T[k], agent, args)``).
-_RUNNER_OFFSETS = {"submit": 1, "to_thread": 1, "partial": 1, "run_sync": 1, "start_soon": 1, "apply_async": 1,
-                   "spawn": 1, "run_in_executor": 2}
 #: Names the generated wrapper binds itself; an executor parameter of the same name is renamed in the wrapper.
 RESERVED = frozenset({"name", "executor", "run", "run_async", "rest", "kwargs", "functools", "inspect"})
 
@@ -34,8 +32,8 @@ class Signature:
     positional: Tuple[str, ...]
     #: No defaults, no ``*args``/``**kwargs``, no keyword-only parameters: a wrapper may mirror it exactly.
     plain: bool
-    #: ``async def`` (None: a callable whose kind is only known at run time).
-    is_async: Optional[bool]
+    #: ``async def``.
+    is_async: bool
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,7 @@ def _bound_method(project: Project, table: LinkedTable, value: Optional[cst.Base
 def entry_value(sources: Sources, entry: LinkedEntry) -> Optional[cst.BaseExpression]:
     """The expression stored by a literal entry (``"k": value``), an ``.update`` or an item assignment."""
     source = sources.get(entry.module.path)
-    key = source.node_at(entry.span, cst.BaseExpression)
+    key = source.expression_at(entry.span)
     parent = source.parent(key) if key is not None else None
     if isinstance(parent, cst.DictElement) and parent.key is key:
         return parent.value
@@ -173,7 +171,9 @@ def _dispatch_shape(
     call = sources.get(path).node_at(span, cst.Call) if dispatch is not None else None
     if module is None or dispatch is None or call is None:
         return None
-    args: Sequence[cst.Arg] = call.args[_RUNNER_OFFSETS.get(dispatch.kind, 0) :]
+    # A runner (``pool.submit(T[k], agent, args)``) passes the arguments after the callable it is given.
+    offset = 1 if dispatch.kind in _RUNNERS_FIRST else 2 if dispatch.kind in _RUNNERS_SECOND else 0
+    args: Sequence[cst.Arg] = call.args[offset:]
     raw = [i for i, flow in enumerate(dispatch.args) if project.evaluate(flow, module, function) in (RAW, RAW_WEAK)]
     if len(raw) != 1 or raw[0] >= len(args) or args[raw[0]].keyword is not None or args[raw[0]].star == "*":
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple, Type, TypeVar
+from typing import Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -18,6 +18,8 @@ from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, Posi
 from dispatchlint.analysis.facts import Span
 
 Node = TypeVar("Node", bound=cst.CSTNode)
+#: A statement in a block (what ``Module.body`` and ``IndentedBlock.body`` hold).
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 
 class FixError(Exception):
@@ -54,38 +56,28 @@ class SourceFile:
     def node_at(self, span: Span, kind: Type[Node]) -> Optional[Node]:
         """The outermost node of type ``kind`` that starts where ``span`` starts."""
         found = [node for node in self._starts.get((span.line, span.column), []) if isinstance(node, kind)]
-        if not found:
-            return None
-        return max(found, key=lambda node: self._extent(node))
+        return max(found, key=self._extent) if found else None
+
+    def expression_at(self, span: Span) -> Optional[cst.BaseExpression]:
+        """The outermost expression that starts where ``span`` starts (a key, a test, a call)."""
+        starting = self._starts.get((span.line, span.column), [])
+        found = [node for node in starting if isinstance(node, cst.BaseExpression)]
+        return max(found, key=self._extent) if found else None
 
     def _extent(self, node: cst.CSTNode) -> Tuple[int, int]:
         end = self.positions[node].end
         return (end.line, end.column)
 
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.parents.get(node)
+    def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+        return self.parents.get(node) if node is not None else None
 
-    def enclosing(self, node: cst.CSTNode, kind: Type[Node]) -> Optional[Node]:
-        """The nearest ancestor of type ``kind``."""
-        current = self.parents.get(node)
-        while current is not None and not isinstance(current, kind):
-            current = self.parents.get(current)
-        return current
-
-    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
-        """The statement (simple line or compound) that holds ``node``."""
-        current: Optional[cst.CSTNode] = node
-        while current is not None and not isinstance(current, cst.BaseStatement):
-            current = self.parents.get(current)
-        return current
-
-    def top_level_statement(self, node: cst.CSTNode) -> cst.BaseStatement:
+    def top_level_statement(self, node: cst.CSTNode) -> Statement:
         """The module-level statement that holds ``node`` (a table, a function, a class)."""
         current = node
         while True:
             parent = self.parents.get(current)
             if parent is None or isinstance(parent, cst.Module):
-                assert isinstance(current, cst.BaseStatement)
+                assert isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
                 return current
             current = parent
 

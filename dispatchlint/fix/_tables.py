@@ -12,17 +12,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple, Union
+from typing import Dict, Iterable, List, Tuple, Union
 
 import libcst as cst
 
+from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import ModuleFacts, TableFill
 from dispatchlint.analysis.link import GATED, LinkedTable, Project
 from dispatchlint.fix import _codegen
-from dispatchlint.fix._imports import Import
+from dispatchlint.fix._imports import Import, clashes
 from dispatchlint.fix._plan import FilePlan, ProjectPlan
 from dispatchlint.fix._shape import table_shape
-from dispatchlint.fix._source import FixError, Sources
+from dispatchlint.fix._source import FixError, Sources, Statement
 from dispatchlint.fix._wrapping import RUNTIME, GateWrapping, RuntimeWrapping, Wrapping, gate_wrapping, runtime_wrapping
 
 _TABLE_VALUES = (cst.Dict, cst.DictComp, cst.Call)
@@ -94,8 +95,21 @@ def table_fix(project: Project, sources: Sources, table: LinkedTable) -> Union[T
             found = runtime_wrapping(project, sources, module, sorted(table.keys), table.definition.span.line)
         if isinstance(found, str):
             return found
+        clash = _clash(sources, module, found)
+        if clash:
+            return clash
         wrappings[module.module] = found
     return TableFix(table, tuple(wrappings.items()), at_definition, tuple(fills))
+
+
+def _clash(sources: Sources, module: ModuleFacts, wrapping: Wrapping) -> str:
+    """A name the generated code would import that the module already uses for something else."""
+    if isinstance(wrapping, GateWrapping):
+        wanted = [] if wrapping.lazy else [wrapping.gate]
+    else:
+        wanted = [wrapping.schemas, Import(RUNTIME, "wrap_table"), Import(RUNTIME, "coerced")]
+    tree = sources.get(module.path).tree
+    return next((found for found in (clashes(module, tree, item) for item in wanted) if found), "")
 
 
 def _definition_value(sources: Sources, table: LinkedTable) -> Union[cst.BaseExpression, str]:
@@ -134,7 +148,7 @@ def _fill_node(sources: Sources, module: ModuleFacts, fill: TableFill) -> cst.CS
     assign = source.node_at(fill.span, cst.Assign)
     if assign is not None:
         return assign
-    key = source.node_at(fill.span, cst.BaseExpression)
+    key = source.expression_at(fill.span)
     parent = source.parent(key) if key is not None else None
     if isinstance(parent, (cst.DictElement, cst.Arg)):
         return parent
@@ -158,7 +172,7 @@ def _wrap_module_table(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -
     else:
         value = _runtime_table(file, wrapping, cst.Name(raw))
 
-    def split(updated: cst.BaseStatement) -> Tuple[List[cst.BaseStatement], List[cst.BaseStatement]]:
+    def split(updated: Statement) -> Tuple[List[Statement], List[Statement]]:
         assert isinstance(updated, cst.SimpleStatementLine)
         assignment = updated.body[0]
         assert isinstance(assignment, (cst.Assign, cst.AnnAssign))
@@ -170,7 +184,7 @@ def _wrap_module_table(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -
             )
         return (
             [updated.with_changes(body=[renamed])],
-            [cst.SimpleStatementLine([wrapped], leading_lines=_codegen.blank_lines(2))],
+            [cst.SimpleStatementLine([wrapped])],
         )
 
     file.split(line, split)
@@ -188,9 +202,11 @@ def _wrap_in_place(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -> No
     assert small is not None and small.value is not None
     if isinstance(wrapping, GateWrapping):
         wrapper = file.wrapper(wrapping, small)
-        file.replace(small.value, lambda updated: _codegen.wrapped_comprehension(file.tree, wrapper, updated, True))
+        file.replace_expression(
+            small.value, lambda updated: _codegen.wrapped_comprehension(file.tree, wrapper, updated, True)
+        )
     else:
-        file.replace(small.value, lambda updated: _runtime_table(file, wrapping, updated))
+        file.replace_expression(small.value, lambda updated: _runtime_table(file, wrapping, updated))
 
 
 def _runtime_table(file: FilePlan, wrapping: RuntimeWrapping, table: cst.BaseExpression) -> cst.Call:
@@ -203,27 +219,19 @@ def _wrap_fill(file: FilePlan, node: cst.CSTNode, wrapping: Wrapping) -> None:
     wrapper = file.wrapper(wrapping, node)
     if isinstance(node, cst.Assign):
         target = node.targets[0].target
-        key = _subscript_key(target)
+        key = syn.subscript_index(target) if isinstance(target, cst.Subscript) else None
         if key is None:
-            raise FixError(f"{file.source.relative}:{file.source.line_of(node)}: cannot read the key of this assignment")
-        file.replace(node.value, lambda updated: _wrapped_value(wrapper, key, updated))
+            where = f"{file.source.relative}:{file.source.line_of(node)}"
+            raise FixError(f"{where}: cannot read the key of this assignment")
+        file.replace_expression(node.value, lambda updated: _wrapped_value(wrapper, key, updated))
     elif isinstance(node, cst.DictElement):
-        file.replace(node.value, lambda updated: _wrapped_value(wrapper, node.key, updated))
+        file.replace_expression(node.value, lambda updated: _wrapped_value(wrapper, node.key, updated))
     elif isinstance(node, cst.Arg) and node.keyword is not None:
         literal = cst.SimpleString(repr(node.keyword.value))
-        file.replace(node.value, lambda updated: _wrapped_value(wrapper, literal, updated))
+        file.replace_expression(node.value, lambda updated: _wrapped_value(wrapper, literal, updated))
 
 
-def _subscript_key(target: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
-        index = target.slice[0].slice
-        if isinstance(index, cst.Index):
-            return index.value
-    return None
-
-
-def _wrapped_value(wrapper: str, key: cst.BaseExpression, value: cst.CSTNode) -> cst.Call:
-    assert isinstance(value, cst.BaseExpression)
+def _wrapped_value(wrapper: str, key: cst.BaseExpression, value: cst.BaseExpression) -> cst.Call:
     return cst.Call(cst.Name(wrapper), [cst.Arg(key.deep_clone(), comma=_comma()), cst.Arg(value)])
 
 

@@ -9,7 +9,7 @@ path does (``coerce_tool_args(name, args)``). A project with no gate (DL102) get
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
@@ -20,7 +20,7 @@ from dispatchlint.fix._source import Sources
 
 RUNTIME = "dispatchlint.runtime"
 _NAME_PARAMS = ("tool", "function", "fn", "func")
-CONFIGURE_SCHEMAS = (
+_CONFIGURE_SCHEMAS = (
     'set `schemas = "module:NAME"` in [tool.dispatchlint] to a mapping from tool name to its parameters schema'
 )
 
@@ -104,7 +104,7 @@ def runtime_wrapping(
     """The bundled coercer with the configured schema source, or the analyzer's schema table for ``keys``."""
     schemas = _configured_schemas(project) or _found_schemas(project, sources, keys)
     if schemas is None:
-        return f"the project has no gate and no schema source the fix can use: {CONFIGURE_SCHEMAS}"
+        return f"the project has no gate and no schema source the fix can use: {_CONFIGURE_SCHEMAS}"
     if schemas.module == module.module:
         defined = [
             schema.span.line
@@ -128,18 +128,19 @@ def _configured_schemas(project: Project) -> Optional[Import]:
 
 def _found_schemas(project: Project, sources: Sources, keys: Sequence[str]) -> Optional[Import]:
     """The module-level schema table (tool name -> schema) covering most of the table's tools."""
-    coverage: dict = {}
+    wanted = set(keys)
+    tools: Dict[Import, Set[str]] = {}
+    modules: Dict[Import, ModuleFacts] = {}
     for tool, found in project.schemas.items():
         for module, schema in found:
             if schema.table_key_of:
                 source = Import(module.module, schema.table_key_of)
-                coverage.setdefault(source, [module, set()])[1].add(tool)
-    ranked = sorted(
-        coverage.items(), key=lambda item: (-len(item[1][1] & set(keys)), item[1][0].path, item[0].name)
-    )
-    for source, (module, tools) in ranked:
-        if keys and not tools & set(keys):
+                tools.setdefault(source, set()).add(tool)
+                modules[source] = module
+    ranked = sorted(tools, key=lambda source: (-len(tools[source] & wanted), modules[source].path, source.name))
+    for source in ranked:
+        if wanted and not tools[source] & wanted:
             continue
-        if source.name in top_level_names(sources.get(module.path).tree):
+        if source.name in top_level_names(sources.get(modules[source].path).tree):
             return source
     return None

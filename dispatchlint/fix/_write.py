@@ -23,8 +23,8 @@ from dispatchlint.fix._source import FixError
 
 def write_all(changes: Mapping[Path, Tuple[bytes, bytes]]) -> None:
     """Replace every file with its new bytes, or leave every file as it was and raise :class:`FixError`."""
-    for path in changes:
-        _check_writable(path)
+    for path, (old, _) in changes.items():
+        _check_writable(path, old)
     done: List[Path] = []
     try:
         for path, (_, new) in changes.items():
@@ -52,13 +52,17 @@ def replace_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(path: Path, analysed: bytes) -> None:
+    """The file is writable and still holds what was analysed (an editor may have saved it meanwhile)."""
     try:
         mode = path.stat().st_mode
+        current = path.read_bytes()
     except OSError as error:
         raise FixError(f"cannot fix {path}: {error.strerror or error}; no file was changed") from error
     if not mode & stat.S_IWUSR:
         raise FixError(f"cannot fix {path}: the file is read-only; no file was changed")
+    if current != analysed:
+        raise FixError(f"cannot fix {path}: it changed while it was being fixed; no file was changed")
 
 
 def _rollback(done: List[Path], changes: Mapping[Path, Tuple[bytes, bytes]]) -> List[Path]:
