@@ -289,3 +289,62 @@ def run(tool_call):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:7")}
+
+
+def test_registering_decorator_that_stores_a_gate_wrapper_guards_its_tools(tmp_path: Path, run_cli) -> None:
+    tools = '''
+import functools
+import json
+from agent.gate import coerce_tool_args
+
+TOOLS = {}
+
+def _coerced(name, fn):
+    @functools.wraps(fn)
+    def run(args):
+        return fn(coerce_tool_args(name, args))
+    return run
+
+def tool(name):
+    def register(fn):
+        TOOLS[name] = _coerced(name, fn)
+        return fn
+    return register
+
+@tool("search")
+def search(args):
+    tags = args["tags"]
+    if isinstance(tags, str):
+        tags = json.loads(tags)
+    return tags
+
+def run(call):
+    return TOOLS[call.name](json.loads(call.arguments))
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL201", "agent/tools.py:24")}
+
+
+def test_tables_wrapped_by_the_bundled_coercer_are_guarded_and_keep_their_tools(tmp_path: Path, run_cli) -> None:
+    tools = '''
+import json
+from dispatchlint.runtime import wrap_table
+from agent.gate import SCHEMAS, coerce_tool_args
+
+def search(args):
+    return json.loads(args["tags"])
+
+_RAW = {"search": search}
+TOOLS = wrap_table(_RAW, SCHEMAS)
+BY_NAME = wrap_table({t: f for t, f in _RAW.items()}, SCHEMAS)
+
+def run(call):
+    return TOOLS[call.name](json.loads(call.arguments)), BY_NAME[call.name](json.loads(call.arguments))
+
+def run_gated(name, args):
+    return _RAW[name](coerce_tool_args(name, args))
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL201", "agent/tools.py:7")}

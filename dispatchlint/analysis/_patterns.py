@@ -184,3 +184,12 @@ def match_names(pattern: cst.MatchPattern) -> Tuple[str, ...]:
         names = [match_names(element.pattern) for element in pattern.patterns]
         return tuple(name for found in names for name in found) if all(names) else ()
     return ()
+
+
+def mapping_source(iterable: cst.BaseExpression) -> Optional[str]:
+    """``RAW`` for ``RAW.items()``, ``RAW.values()`` or ``RAW`` iterated by a comprehension."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value in ("items", "values"):
+            return syn.dotted_name(iterable.func.value)
+        return None
+    return syn.dotted_name(iterable)

@@ -32,6 +32,7 @@ class SchemaCollector:
             self._schema_dict(node)
         elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
             self._schema_table(node)
+            self._schema_item(node)
         elif isinstance(node, cst.Call):
             self._schema_call(node)
 
@@ -57,6 +58,21 @@ class SchemaCollector:
                 parameters = syn.literal_value(arg.value, self.constants)
         if name is not None and isinstance(parameters, dict) and "properties" in parameters:
             self.found.append(SchemaDef(name, syn.schema_properties(parameters), self.span(node)))
+
+    def _schema_item(self, node: cst.Assign) -> None:
+        """``SCHEMAS["plan"] = {"type": "object", "properties": {...}}``: one tool's schema put in a table."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if not isinstance(target, cst.Subscript):
+            return
+        tool = syn.subscript_key(target)
+        value = syn.literal_value(node.value, self.constants)
+        if tool is None or not isinstance(value, dict):
+            return
+        for candidate in [value] + [value[key] for key in SCHEMA_KEYS if isinstance(value.get(key), dict)]:
+            if isinstance(candidate.get("properties"), dict):
+                table = syn.dotted_name(target.value) or ""
+                self.found.append(SchemaDef(tool, syn.schema_properties(candidate), self.span(target), table))
+                return
 
     def _schema_table(self, node: cst.Assign) -> None:
         """``SCHEMAS = {"plan": {"type": "object", "properties": {...}}, ...}``: a schema per tool name."""

@@ -113,6 +113,8 @@ class TableDef:
     annotation: str = ""
     #: A list of callables looked up by a linear scan on their names, rather than a mapping.
     is_list: bool = False
+    #: The table a comprehension rebuilds (``{k: wrap(k, v) for k, v in RAW.items()}``), as written.
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,7 @@ class _ModuleIndexer:
         self.chains: List[NameChain] = []
         self.json_parses: List[JsonParse] = []
         self.schemas: List[SchemaDef] = []
+        self.chain_members: Set[cst.If] = set()
 
     # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -513,7 +514,8 @@ class _ModuleIndexer:
             if element and keyed_by_name:
                 comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
             if comprehension.kind != "other":
-                self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation))
+                source = pat.mapping_source(value.for_in.iter) or ""
+                self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation, source=source))
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict" and not value.args:
             self.tables.append(TableDef(name, table_scope, owner, span, (), None, annotation))
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict":
@@ -840,8 +842,8 @@ class _ModuleIndexer:
         first = statements[index]
         assert isinstance(first, cst.If)
         tested = pat.name_test(first.test)
-        if tested is None:
-            return
+        if tested is None or first in self.chain_members:
+            return  # not a name test, or an ``elif`` of a chain already considered from its ``if``
         if index > 0 and isinstance(statements[index - 1], cst.If):
             previous = pat.name_test(statements[index - 1].test)  # type: ignore[attr-defined]
             if previous is not None and previous[0] == tested[0]:
@@ -864,6 +866,7 @@ class _ModuleIndexer:
                     ended_with_else = True
                     break
                 arms.append((current, test[1]))
+                self.chain_members.add(current)
                 orelse = current.orelse
                 if isinstance(orelse, cst.If):
                     current = orelse

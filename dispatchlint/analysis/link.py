@@ -349,8 +349,9 @@ class Project:
                 if table is None:
                     table = tables[qualified] = LinkedTable(qualified, module, definition)
                 context = definition.owner if definition.scope == "local" else ""
+                owner_class = definition.owner if definition.scope in ("class", "instance") else ""
                 for entry in definition.entries:
-                    linked = self._entry(module, context, entry.key, entry.value, entry.span)
+                    linked = self._entry(module, context, entry.key, entry.value, entry.span, owner_class)
                     if definition.is_list and linked.executors:  # a scanned list is keyed by function name
                         linked = replace(linked, key=linked.executors[0].rsplit(".", 1)[-1])
                     table.entries.append(linked)
@@ -362,12 +363,13 @@ class Project:
                 table = tables.get(resolved or "")
                 if table is None:
                     continue
-                if fill.value.kind in ("param", "def") and fill.function:
+                if fill.function and self._stored_param(module, fill) is not None:
                     registrars[f"{module.module}.{fill.function}"] = (table, fill, module)
                 else:
                     table.entries.append(self._entry(module, fill.function, fill.key, fill.value, fill.span))
         self._register_decorated(registrars)
         self._register_calls(registrars)
+        self._link_rebuilt_tables(tables)
         configured = set(self.config.tables)
         for table in tables.values():
             table.configured = table.qualname in configured or table.definition.name in configured
@@ -380,6 +382,34 @@ class Project:
                 table.wrapped = bool(table.entries) and all(entry.wrapped for entry in table.entries)
         self._tables_by_name = tables
         return tables
+
+    def _link_rebuilt_tables(self, tables: Dict[str, LinkedTable]) -> None:
+        """Tables rebuilt from another one carry its tools: ``{k: _coerced(k, v) for k, v in RAW.items()}`` and
+        ``wrap_table(RAW, SCHEMAS)`` (the latter wrapped by the bundled coercer)."""
+        for table in list(tables.values()):
+            definition = table.definition
+            if definition.source:
+                context = definition.owner if definition.scope == "local" else ""
+                resolved = self.resolve(table.module, definition.source, context, self.class_of(table.module, context))
+                source = tables.get(resolved or "")
+                if source is not None and source is not table:
+                    wrapped = self._entry(table.module, context, None, definition.comprehension or ValueRef("other"), definition.span).wrapped
+                    table.entries.extend(replace(entry, wrapped=entry.wrapped or wrapped) for entry in source.entries)
+        for module in self.modules:
+            for alias in module.aliases:
+                if alias.target.kind != "call" or not alias.target.call_args:
+                    continue
+                wrapper = self.resolve(module, alias.target.target, alias.function)
+                if not (wrapper and wrapper.startswith(RUNTIME_PACKAGE)):
+                    continue
+                source = tables.get(self.resolve(module, alias.target.call_args[0], alias.function) or "")
+                qualified = scoped(module.module, alias.owner, alias.name)
+                if source is None or qualified in tables:
+                    continue
+                # the wrapping call stands for the comprehension: whatever the source holds, the result is wrapped
+                definition = TableDef(alias.name, alias.scope, alias.owner, alias.span, (), alias.target)
+                entries = [replace(entry, wrapped=True) for entry in source.entries]
+                tables[qualified] = LinkedTable(qualified, module, definition, entries)
 
     def _register_decorated(self, registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]]) -> None:
         """Functions decorated by a registering decorator (``@tool("name")`` doing ``TOOLS[name] = fn``)."""
@@ -420,11 +450,8 @@ class Project:
             for module, call in self.callers(registrar, definition):
                 literals = dict(((slot, (kind, value)) for slot, kind, value in call.literals))
                 key = _bound_literal(literals, definition, fill.key_param, call, "str")
-                value = (
-                    _bound_literal(literals, definition, fill.value.target, call, "ref")
-                    if fill.value.kind == "param"
-                    else None
-                )
+                stored = self._stored_param(registrar_module, fill)
+                value = _bound_literal(literals, definition, stored, call, "ref") if stored else None
                 class_name = self.class_of(module, call.function)
                 executor = self.resolve(module, value, call.function, class_name) if value else None
                 if executor is None or self.function(executor) is None:
@@ -439,16 +466,42 @@ class Project:
                     )
                 )
 
+    def _stored_param(self, module: ModuleFacts, fill: TableFill) -> Optional[str]:
+        """What a registering function stores: the function it was handed (``TOOLS[name] = fn``), a wrapper of
+        it (``TOOLS[name] = _coerced(name, fn)``), or a nested ``def``; ``""`` for the last, None otherwise."""
+        value = fill.value
+        if value.kind == "param":
+            return value.target
+        if value.kind == "def":
+            return ""
+        found = self.function(f"{module.module}.{fill.function}") if value.kind == "call" else None
+        if found is None:
+            return None
+        passed = [name for name in value.call_args if name in found[1].params and name != fill.key_param]
+        return passed[0] if passed else None
+
     def _registered_wrapped(self, fill: TableFill, registrar_module: ModuleFacts, executor: str) -> bool:
         """A registrar that stores a gate-calling wrapper (or an executor that gates itself) guards the entry."""
         if fill.value.kind == "def" and self.calls_gate(f"{registrar_module.module}.{fill.value.target}"):
             return True
+        if fill.value.kind == "call":
+            wrapper = self.resolve(registrar_module, fill.value.target, fill.function)
+            if wrapper and (wrapper.startswith(RUNTIME_PACKAGE) or (self.function(wrapper) and self.calls_gate(wrapper))):
+                return True
         return executor in self.gated_entries or self._decorated_by_gate(executor)
 
     def _entry(
-        self, module: ModuleFacts, context: str, key: Optional[str], value: ValueRef, span: Span
+        self,
+        module: ModuleFacts,
+        context: str,
+        key: Optional[str],
+        value: ValueRef,
+        span: Span,
+        class_name: str = "",
     ) -> LinkedEntry:
-        class_name = self.class_of(module, context) if context else ""
+        """One table value: what runs for it (executors) and whether a gate wraps it. ``context`` is the function
+        the value is written in; ``class_name`` the class whose ``self`` it may name."""
+        class_name = class_name or (self.class_of(module, context) if context else "")
         executors: Tuple[str, ...] = ()
         wrapped = False
         if value.kind in ("ref", "def"):
@@ -750,6 +803,18 @@ class Project:
                     if executor and self.function(executor):
                         found[executor].add(name[1])
         return found
+
+    def executor_tools(self) -> Dict[str, Set[str]]:
+        """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
+        entries are named after their functions) and registration calls that hand over a handler."""
+        if "executor_tools" not in self._memo:
+            tools: Dict[str, Set[str]] = {executor: set(names) for executor, names in self.registered_executors().items()}
+            for table in self.tool_tables():
+                for entry in table.entries:
+                    for executor in entry.executors:
+                        tools.setdefault(executor, set()).update([entry.key] if entry.key is not None else [])
+            self._memo["executor_tools"] = tools
+        return self._memo["executor_tools"]  # type: ignore[return-value]
 
     def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
         """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by

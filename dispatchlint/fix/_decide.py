@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Optional, Set, Tuple, Union
+from typing import Callable, Dict, Optional, Tuple, Union
 
 from dispatchlint.analysis.facts import FunctionDef, JsonParse, ModuleFacts, NameChain
 from dispatchlint.analysis.link import LinkedTable, Project, Site
@@ -48,17 +48,6 @@ class Decision:
 class _State:
     sources: Sources
     decisions: Dict[Tuple[str, int], Decision] = field(default_factory=dict)
-    #: Executor (qualified name) -> the tool names it serves in the project's tool tables.
-    tools: Optional[Dict[str, Set[str]]] = None
-
-    def tools_of(self, project: Project, executor: str) -> Set[str]:
-        if self.tools is None:
-            self.tools = {}
-            for table in project.tool_tables():
-                for entry in table.entries:
-                    for qualified in entry.executors:
-                        self.tools.setdefault(qualified, set()).update([entry.key] if entry.key else [])
-        return self.tools.get(executor, set())
 
 
 _STATES: "weakref.WeakKeyDictionary[Project, _State]" = weakref.WeakKeyDictionary()
@@ -123,8 +112,7 @@ def _outermost(module: ModuleFacts, chain: NameChain) -> NameChain:
 
 def parse_decision(project: Project, module: ModuleFacts, parse: JsonParse) -> Decision:
     """Whether the hand-rolled parse can go: the tools its function serves must all be repaired on every path."""
-    state = _STATES.get(project)
-    tools = state.tools_of(project, f"{module.module}.{parse.function}") if state is not None else set()
+    tools = project.executor_tools().get(f"{module.module}.{parse.function}", set())
 
     def table_fix_or_reason(table: LinkedTable) -> Union[TableFix, str]:
         decision = table_decision(project, table)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Set
+from typing import Iterable, List, Set
 
 from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
@@ -105,7 +105,7 @@ class HandrolledJsonParse(Rule):
     def check(self, project: Project) -> Iterable[Finding]:
         if not project.has_gate:
             return
-        tools = _executor_tools(project)
+        tools = project.executor_tools()
         gate = project.gate_display()
         for module in project.modules:
             for parse in module.json_parses:
@@ -146,18 +146,6 @@ class HandrolledJsonParse(Rule):
             for name in names
             for module, schema in project.schemas.get(name, [])[:1]
         ]
-
-
-def _executor_tools(project: Project) -> Dict[str, Set[str]]:
-    """Executor function -> the tool names it serves (a nameless entry serves its own function name)."""
-    tools: Dict[str, Set[str]] = {executor: set(names) for executor, names in project.registered_executors().items()}
-    for table in project.tool_tables():
-        for entry in table.entries:
-            for executor in entry.executors:
-                tools.setdefault(executor, set())
-                if entry.key is not None:
-                    tools[executor].add(entry.key)
-    return tools
 
 
 def _declared(project: Project, parameter: str, names: Set[str]) -> bool:
