@@ -348,3 +348,35 @@ def run_gated(name, args):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL201", "agent/tools.py:7")}
+
+
+def test_an_if_that_prepares_arguments_and_falls_through_to_the_gated_entry_is_not_an_arm(
+    tmp_path: Path, run_cli
+) -> None:
+    source = '''
+import json
+from agent.registry import handle_function_call
+
+def normalise_query(args):
+    return {**args, "query": str(args.get("query", "")).strip()}
+
+def run(tool_calls):
+    results = []
+    for call in tool_calls:
+        name = call.function.name
+        args = json.loads(call.function.arguments)
+        if name == "search":
+            args = normalise_query(args)
+        results.append(handle_function_call(name, args))
+    return results
+
+def run_leaving(call):
+    name = call.function.name
+    args = json.loads(call.function.arguments)
+    if name == "search":
+        return normalise_query(args)
+    return handle_function_call(name, args)
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:22")}

@@ -193,3 +193,20 @@ def mapping_source(iterable: cst.BaseExpression) -> Optional[str]:
             return syn.dotted_name(iterable.func.value)
         return None
     return syn.dotted_name(iterable)
+
+
+def leaves(body: cst.BaseSuite) -> bool:
+    """Whether a block always ends by leaving (``return``, ``raise``, ``continue``, ``break``)."""
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    return bool(statements) and _statement_leaves(statements[-1])
+
+
+def _statement_leaves(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(statement.body) and isinstance(statement.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            return leaves(statement.body) and _statement_leaves(orelse)
+        return leaves(statement.body) and isinstance(orelse, cst.Else) and leaves(orelse.body)
+    return False

@@ -852,6 +852,7 @@ class _ModuleIndexer:
         arms: List[Tuple[cst.If, Tuple[str, ...]]] = []
         fallback_body: Optional[Sequence[cst.CSTNode]] = None
         position = index
+        ended_with_else = False
         while position < len(statements):
             statement = statements[position]
             if not isinstance(statement, cst.If):
@@ -879,6 +880,10 @@ class _ModuleIndexer:
             if ended_with_else:
                 break
             position += 1
+        if not ended_with_else:
+            # No ``else``: the statement after the chain runs for an arm that does not leave (return, raise,
+            # continue, break), so such an arm is not an alternative to the fallback but a step before it.
+            arms = [(arm, names) for arm, names in arms if pat.leaves(arm.body)]
         if arms and fallback_body:
             tested_arms = [(arm.test, names, arm.body) for arm, names in arms]
             self._record_chain(variable, tested_arms, fallback_body, first.test, scope)
