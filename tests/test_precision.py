@@ -379,4 +379,4 @@ def run_leaving(call):
 '''
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
-    assert result.locations() == {("DL101", "agent/loop.py:22")}
+    assert result.locations() == {("DL101", "agent/loop.py:21")}
