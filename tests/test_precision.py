@@ -380,3 +380,33 @@ def run_leaving(call):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:21")}
+
+
+def test_arguments_parsed_by_a_project_helper_are_followed_through_its_returns(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.registry import handle_function_call
+
+def parse_tool_args(call):
+    try:
+        return json.loads(call["function"]["arguments"]), None
+    except json.JSONDecodeError as error:
+        return None, str(error)
+
+def spawn(role, task):
+    return role, task
+
+def run(calls):
+    for call in calls:
+        name = call["function"]["name"]
+        args, error = parse_tool_args(call)
+        if error:
+            continue
+        if name == "spawn":
+            spawn(args.get("role"), args.get("task"))
+        else:
+            handle_function_call(name, args)
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:20")}

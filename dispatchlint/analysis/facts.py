@@ -46,10 +46,12 @@ class Param:
 
 @dataclass(frozen=True)
 class CallResult:
-    """The value is the result of calling ``callee`` (as written) with ``args``; a gate call guards."""
+    """The value is the result of calling ``callee`` (as written) with ``args``; a gate call guards.
+    ``first_of_tuple``: the first item of the tuple it returns (``args, error = parse(call)``)."""
 
     callee: str
     args: Tuple["Flow", ...]
+    first_of_tuple: bool = False
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,8 @@ class FunctionDef:
     validates_arguments: bool
     property_read_lines: Tuple[int, ...]
     span: Span
+    #: What each ``return`` gives back: ``(returns a tuple, flow of the value or of the tuple's first item)``.
+    returns: Tuple[Tuple[bool, Flow], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class _Scope:
     nested: Dict[str, str] = field(default_factory=dict)
     #: Loop variables over a dotted iterable (``for tool in self.tools``), for linear-scan lookups.
     scans: Dict[str, str] = field(default_factory=dict)
+    #: What the function's ``return`` statements give back (see ``FunctionDef.returns``).
+    returns: List[Tuple[bool, Flow]] = field(default_factory=list)
 
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
@@ -340,6 +342,7 @@ class _ModuleIndexer:
             for target in small.targets:
                 for name, value in pat.paired(target.target, small.value):
                     self._assign(name, value, scope, small)
+                self._unpack_call(target.target, small.value, scope)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._expression(small.value, scope)
@@ -392,6 +395,19 @@ class _ModuleIndexer:
         validates = node in self.validating
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
+        inner = _Scope("function", qualname, class_name)
+        if scope.kind == "function":  # a closure sees what its enclosing function held when it was defined
+            inner.env, inner.callables, inner.pieces = scope.child_state()
+            inner.nested = dict(scope.nested)
+        inner.params = params
+        for param in params:
+            inner.env[param] = Param(qualname, param)
+            inner.callables.pop(param, None)
+            inner.pieces.pop(param, None)
+        self._block(node.body.body, inner)
+        if scope.kind == "function":
+            scope.env[node.name.value] = UNKNOWN
+            scope.nested[node.name.value] = qualname
         self.functions.append(
             FunctionDef(
                 qualname=qualname,
@@ -406,21 +422,9 @@ class _ModuleIndexer:
                 validates_arguments=validates,
                 property_read_lines=property_lines,
                 span=self.span(node.name),
+                returns=tuple(inner.returns),
             )
         )
-        inner = _Scope("function", qualname, class_name)
-        if scope.kind == "function":  # a closure sees what its enclosing function held when it was defined
-            inner.env, inner.callables, inner.pieces = scope.child_state()
-            inner.nested = dict(scope.nested)
-        inner.params = params
-        for param in params:
-            inner.env[param] = Param(qualname, param)
-            inner.callables.pop(param, None)
-            inner.pieces.pop(param, None)
-        self._block(node.body.body, inner)
-        if scope.kind == "function":
-            scope.env[node.name.value] = UNKNOWN
-            scope.nested[node.name.value] = qualname
 
     def _class(self, node: cst.ClassDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
@@ -465,6 +469,15 @@ class _ModuleIndexer:
                 scope.pieces[name] = piece
             else:
                 scope.pieces.pop(name, None)
+
+    def _unpack_call(self, target: cst.BaseExpression, value: cst.BaseExpression, scope: _Scope) -> None:
+        """``args, error = parse(call)``: the first name holds the first item of what the call returns."""
+        if not (isinstance(target, (cst.Tuple, cst.List)) and target.elements and isinstance(value, cst.Call)):
+            return
+        first = target.elements[0].value
+        flow = self._flow(value, scope)
+        if isinstance(first, cst.Name) and isinstance(flow, CallResult):
+            scope.env[first.value] = CallResult(flow.callee, flow.args, first_of_tuple=True)
 
     def _binding(self, target: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[str], str, Optional[str]]:
         """Where an assignment target lives: (table scope or None, owner, name)."""
@@ -733,6 +746,10 @@ class _ModuleIndexer:
     def _returned(self, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode) -> None:
         if scope.kind != "function":
             return
+        if isinstance(value, cst.Tuple) and value.elements:
+            scope.returns.append((True, self._flow(value.elements[0].value, scope)))
+        else:
+            scope.returns.append((False, self._flow(value, scope)))
         source = self._callable_source(value, scope)
         if source is None:
             return

@@ -282,15 +282,36 @@ class Project:
             return combine([self.evaluate(option, module, function, depth) for option in flow.options], every=True)
         if isinstance(flow, CallResult):
             class_name = self.class_of(module, function)
-            if self.is_gate_callee(module, flow.callee, function):
+            if self.is_gate_callee(module, flow.callee, function) and not flow.first_of_tuple:
                 return GATED
             resolved = self.resolve(module, flow.callee, function, class_name)
-            if resolved is not None and resolved in self.gated_entries:
+            if resolved is not None and resolved in self.gated_entries and not flow.first_of_tuple:
                 return GATED
-            return UNKNOWN
+            return self._returned_verdict(resolved, flow, module, function, depth)
         if isinstance(flow, Param):
             return self._param_verdict(module, flow, depth)
         return UNKNOWN
+
+    def _returned_verdict(
+        self, callee: Optional[str], flow: CallResult, module: ModuleFacts, function: str, depth: int
+    ) -> str:
+        """What a project function gives back, judged from its ``return`` statements (``args = parse(call)``).
+        A returned parameter stands for what this call passes for it."""
+        found = self.function(callee) if callee else None
+        if found is None or depth > _MAX_DEPTH:
+            return UNKNOWN
+        callee_module, definition = found
+        verdicts = []
+        for is_tuple, returned in definition.returns:
+            if is_tuple != flow.first_of_tuple:
+                continue
+            if isinstance(returned, Param) and returned.function == definition.qualname:
+                call = Call(function, flow.callee, flow.args, (), (), definition.span)
+                bound = _bind(call, definition, returned.name)
+                verdicts.append(UNKNOWN if bound is None else self.evaluate(bound, module, function, depth + 1))
+            else:
+                verdicts.append(self.evaluate(returned, callee_module, definition.qualname, depth + 1))
+        return combine(verdicts, every=True)
 
     def _param_verdict(self, module: ModuleFacts, flow: Param, depth: int) -> str:
         qualified = f"{module.module}.{flow.function}"
