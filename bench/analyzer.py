@@ -1,8 +1,9 @@
-"""Analyzer speed and memory on a generated project: ``python bench/analyzer.py [--modules N]``.
+"""Analyzer speed and memory on a generated project: ``python bench/analyzer.py [--packages N] [--jobs J]``.
 
 The project repeats the shapes of ``fixtures/example`` (a gate, a gated registry, executor tables read by
 sequential and concurrent paths, tools with hand-rolled parsing) across N packages, so every stage of the
-pipeline (discover, index, link, rules) does real work. Prints wall time per stage and the process's peak resident memory.
+pipeline (discover, index, link, rules) does real work. Prints wall time per stage and the process's peak
+resident memory.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def main() -> None:
         checked = time.perf_counter()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
     lines = sum(len(path.read_text().splitlines()) for path in EXAMPLE.rglob("*.py")) * options.packages
-    print(f"| files | lines | discover | index | link | rules | total | peak memory | findings |")
-    print(f"|---|---|---|---|---|---|---|---|---|")
+    print("| files | lines | discover | index | link | rules | total | peak memory | findings |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print(
         f"| {len(files)} | {lines} | {discovered - started:.2f} s | {indexed - discovered:.2f} s | "
         f"{linked - indexed:.2f} s | {checked - linked:.2f} s | {checked - started:.2f} s | "

@@ -93,6 +93,7 @@ def command(
     if explain:
         click.echo(_explain(explain), nl=False)
         return EXIT_CLEAN
+
     def run() -> RunResult:
         return analyse(list(paths), _codes(select), _codes(ignore), use_cache=not no_cache, jobs=jobs)
 

@@ -22,7 +22,16 @@ def test_json_output_shape(run_cli) -> None:
     assert data["version"] == 1
     finding = data["findings"][0]
     assert set(finding) == {
-        "code", "name", "message", "path", "line", "column", "end_line", "end_column", "fixable", "fix_safety",
+        "code",
+        "name",
+        "message",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "fixable",
+        "fix_safety",
         "related",
     }
     dl101 = [f for f in data["findings"] if f["code"] == "DL101"]

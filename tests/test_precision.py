@@ -8,7 +8,7 @@ import pytest
 
 from conftest import write_project
 
-GATE = '''
+GATE = """
 import json
 
 SCHEMAS = {"search": {"type": "object", "properties": {"query": {"type": "string"}, "tags": {"type": "array"}}}}
@@ -17,9 +17,9 @@ def coerce_tool_args(tool_name, args):
     props = SCHEMAS.get(tool_name, {}).get("properties", {})
     return {k: json.loads(v) if props.get(k, {}).get("type") == "array" and isinstance(v, str) else v
             for k, v in args.items()}
-'''
+"""
 
-REGISTRY = '''
+REGISTRY = """
 from agent.gate import coerce_tool_args
 
 def search(query, tags=()):
@@ -30,10 +30,10 @@ REGISTRY = {"search": search}
 def handle_function_call(tool_name, args):
     args = coerce_tool_args(tool_name, args)
     return REGISTRY[tool_name](**args)
-'''
+"""
 
 SILENT = {
-    "model factory keyed by a name, called with **kwargs": '''
+    "model factory keyed by a name, called with **kwargs": """
 def make_gpt(**kwargs):
     return ("gpt", kwargs)
 
@@ -41,8 +41,8 @@ MODELS = {"gpt": make_gpt}
 
 def create_model(model_name, **kwargs):
     return MODELS[model_name](**kwargs)
-''',
-    "argument models instantiated from the raw arguments": '''
+""",
+    "argument models instantiated from the raw arguments": """
 import json
 
 class SearchArgs:
@@ -53,8 +53,8 @@ ARG_MODELS = {"search": SearchArgs}
 
 def parse(call):
     return ARG_MODELS[call.name](**json.loads(call.arguments))
-''',
-    "event handlers keyed by an event name": '''
+""",
+    "event handlers keyed by an event name": """
 import json
 
 def on_open(event):
@@ -65,8 +65,8 @@ HANDLERS = {"open": on_open}
 def receive(frame):
     message = json.loads(frame)
     return HANDLERS[message["event_name"]](message)
-''',
-    "provider clients keyed by provider name, given config": '''
+""",
+    "provider clients keyed by provider name, given config": """
 def openai_client(config):
     return config
 
@@ -74,8 +74,8 @@ PROVIDERS = {"openai": openai_client}
 
 def client_for(provider_name, config):
     return PROVIDERS[provider_name](config)
-''',
-    "CLI sub-commands from argparse": '''
+""",
+    "CLI sub-commands from argparse": """
 import argparse
 
 def cmd_run(ns):
@@ -88,8 +88,8 @@ def main(argv=None):
     parser.add_argument("command")
     args = parser.parse_args(argv)
     return COMMANDS[args.command](args)
-''',
-    "result renderers keyed by tool name, called with the result": '''
+""",
+    "result renderers keyed by tool name, called with the result": """
 def render_search(result):
     return str(result)
 
@@ -97,8 +97,8 @@ RENDERERS = {"search": render_search}
 
 def show(tool_name, result):
     return RENDERERS[tool_name](result)
-''',
-    "tool objects dispatched through their public method": '''
+""",
+    "tool objects dispatched through their public method": """
 import json
 
 class SearchTool:
@@ -110,16 +110,16 @@ TOOL_OBJECTS = {"search": SearchTool()}
 
 def run(call):
     return TOOL_OBJECTS[call.name].run(json.loads(call.arguments))
-''',
-    "gate inline in the call": '''
+""",
+    "gate inline in the call": """
 import json
 from agent.gate import coerce_tool_args
 from agent.registry import REGISTRY
 
 def run(call):
     return REGISTRY[call.name](**coerce_tool_args(call.name, json.loads(call.arguments)))
-''',
-    "dispatcher only reachable through the gated entry": '''
+""",
+    "dispatcher only reachable through the gated entry": """
 from agent.gate import coerce_tool_args
 from agent.registry import REGISTRY
 
@@ -130,13 +130,13 @@ class Runner:
 
     def _dispatch(self, tool_name, args):
         return REGISTRY[tool_name](**args)
-''',
-    "string key: a fixed tool called on purpose": '''
+""",
+    "string key: a fixed tool called on purpose": """
 from agent.registry import REGISTRY
 
 def warm_up():
     return REGISTRY["search"](query="ping")
-''',
+""",
 }
 
 
@@ -164,7 +164,7 @@ def test_a_project_without_a_gate_is_silent_by_default(tmp_path: Path, run_cli) 
 
 
 def test_branch_only_gating_does_not_guard(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.gate import coerce_tool_args
 from agent.registry import REGISTRY
@@ -174,14 +174,14 @@ def run(call, strict):
     if strict:
         args = coerce_tool_args(call.name, args)
     return REGISTRY[call.name](**args)
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:10")}
 
 
 def test_gating_in_both_branches_guards(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.gate import coerce_tool_args
 from agent.registry import REGISTRY
@@ -192,14 +192,14 @@ def run(call, strict):
     else:
         args = coerce_tool_args(call.name, {})
     return REGISTRY[call.name](**args)
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []
 
 
 def test_name_chain_whose_fallback_runs_in_an_executor_through_copied_names(tmp_path: Path, run_cli) -> None:
     """The shape of a real agent loop: the fallback hands copies of the name and arguments to a lambda."""
-    source = '''
+    source = """
 import asyncio
 import json
 from agent.registry import handle_function_call
@@ -222,14 +222,14 @@ async def run(tool_call, executor):
         _tn, _ta = tool_name, args
         result = await loop.run_in_executor(executor, lambda: handle_function_call(_tn, _ta))
     return result
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:15")}
 
 
 def test_table_handed_to_a_constructor_is_followed(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import REGISTRY
 
@@ -249,14 +249,14 @@ class Quiet:
 
 def build():
     return Agent(tools=REGISTRY), Quiet({})
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:10")}
 
 
 def test_match_statement_on_the_tool_name_is_a_chain(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import handle_function_call
 
@@ -271,28 +271,28 @@ def run(tool_call):
             return todo_tool(args["todos"])
         case _:
             return handle_function_call(name, args)
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:12")}
 
 
 def test_walrus_lookup_is_a_dispatch(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import REGISTRY
 
 def run(tool_call):
     if (fn := REGISTRY.get(tool_call.function.name)) is not None:
         return fn(**json.loads(tool_call.function.arguments))
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:7")}
 
 
 def test_registering_decorator_that_stores_a_gate_wrapper_guards_its_tools(tmp_path: Path, run_cli) -> None:
-    tools = '''
+    tools = """
 import functools
 import json
 from agent.gate import coerce_tool_args
@@ -320,14 +320,14 @@ def search(args):
 
 def run(call):
     return TOOLS[call.name](json.loads(call.arguments))
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL201", "agent/tools.py:24")}
 
 
 def test_tables_wrapped_by_the_bundled_coercer_are_guarded_and_keep_their_tools(tmp_path: Path, run_cli) -> None:
-    tools = '''
+    tools = """
 import json
 from dispatchlint.runtime import wrap_table
 from agent.gate import SCHEMAS, coerce_tool_args
@@ -344,7 +344,7 @@ def run(call):
 
 def run_gated(name, args):
     return _RAW[name](coerce_tool_args(name, args))
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL201", "agent/tools.py:7")}
@@ -353,7 +353,7 @@ def run_gated(name, args):
 def test_an_if_that_prepares_arguments_and_falls_through_to_the_gated_entry_is_not_an_arm(
     tmp_path: Path, run_cli
 ) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import handle_function_call
 
@@ -376,14 +376,14 @@ def run_leaving(call):
     if name == "search":
         return normalise_query(args)
     return handle_function_call(name, args)
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:21")}
 
 
 def test_arguments_parsed_by_a_project_helper_are_followed_through_its_returns(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import handle_function_call
 
@@ -406,7 +406,7 @@ def run(calls):
             spawn(args.get("role"), args.get("task"))
         else:
             handle_function_call(name, args)
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:20")}

@@ -58,7 +58,9 @@ def looks_like_function_list(node: Union[cst.List, cst.Tuple]) -> bool:
     """``[search, fetch, plan]``: a list of callables written as names, which a scan can look up by name."""
     elements = list(node.elements)
     return bool(elements) and all(
-        isinstance(el, cst.Element) and isinstance(el.value, (cst.Name, cst.Attribute)) and not is_literal_name(el.value)
+        isinstance(el, cst.Element)
+        and isinstance(el.value, (cst.Name, cst.Attribute))
+        and not is_literal_name(el.value)
         for el in elements
     )
 
@@ -112,7 +114,9 @@ def simple_assignments(statement: cst.CSTNode) -> List[Tuple[cst.BaseExpression,
     return pairs
 
 
-def paired(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+def paired(
+    target: cst.BaseExpression, value: cst.BaseExpression
+) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
         if len(target.elements) == len(value.elements) and not any(
             isinstance(el, cst.StarredElement) for el in list(target.elements) + list(value.elements)
@@ -141,9 +145,7 @@ def looks_like_table(node: cst.Dict) -> bool:
     if not all(syn.string_value(el.key) is not None for el in elements):
         return False
     callable_like = (cst.Name, cst.Attribute, cst.Lambda, cst.Call)
-    return all(
-        isinstance(el.value, callable_like) and not is_literal_name(el.value) for el in elements
-    )
+    return all(isinstance(el.value, callable_like) and not is_literal_name(el.value) for el in elements)
 
 
 def is_literal_name(node: cst.BaseExpression) -> bool:

@@ -128,9 +128,7 @@ def literal_value(node: cst.BaseExpression, constants: Dict[str, cst.BaseExpress
                     result[key] = literal_value(element.value, constants, depth + 1)
         return result
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return [
-            literal_value(el.value, constants, depth + 1) for el in node.elements if isinstance(el, cst.Element)
-        ]
+        return [literal_value(el.value, constants, depth + 1) for el in node.elements if isinstance(el, cst.Element)]
     text = string_value(node)
     if text is not None:
         return text

@@ -122,9 +122,7 @@ def discover(root: Path, exclude: Sequence[str], use_gitignore: bool = True) -> 
         relative_folder = folder_path.relative_to(root).as_posix()
         relative_folder = "" if relative_folder == "." else relative_folder
         dirnames[:] = sorted(
-            name
-            for name in dirnames
-            if not matcher.matches(f"{relative_folder}/{name}".lstrip("/"), is_dir=True)
+            name for name in dirnames if not matcher.matches(f"{relative_folder}/{name}".lstrip("/"), is_dir=True)
         )
         for name in sorted(filenames):
             if not name.endswith(".py"):

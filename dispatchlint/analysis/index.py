@@ -152,9 +152,7 @@ class _ModuleIndexer:
 
     def span(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]
-        return Span(
-            code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1
-        )
+        return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
 
     def facts(self, suppressions: Tuple[Tuple[int, Tuple[str, ...]], ...]) -> ModuleFacts:
         return ModuleFacts(
@@ -248,7 +246,7 @@ class _ModuleIndexer:
             self._if(statement, scope)
         elif isinstance(statement, (cst.For, cst.While)):
             self._loop(statement, scope)
-        elif isinstance(statement, cst.Try) or type(statement).__name__ == "TryStar":
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
             self._try(statement, scope)
         elif isinstance(statement, cst.With):
             for item in statement.items:
@@ -292,15 +290,14 @@ class _ModuleIndexer:
         if statement.orelse is not None:
             self._block(statement.orelse.body.body, scope)
 
-    def _try(self, statement: cst.CSTNode, scope: _Scope) -> None:
-        body = getattr(statement, "body").body
-        handlers = [handler.body.body for handler in getattr(statement, "handlers")]
-        orelse = getattr(statement, "orelse")
-        main = list(body) + (list(orelse.body.body) if orelse is not None else [])
+    def _try(self, statement: Union[cst.Try, cst.TryStar], scope: _Scope) -> None:
+        """The body (with its ``else``) or any handler may have run; ``finally`` always does."""
+        orelse = statement.orelse
+        main = list(statement.body.body) + (list(orelse.body.body) if orelse is not None else [])
+        handlers: List[Sequence[cst.CSTNode]] = [handler.body.body for handler in statement.handlers]
         self._branches([main] + handlers, scope, keep_original=True)
-        final = getattr(statement, "finalbody")
-        if final is not None:
-            self._block(final.body.body, scope)
+        if statement.finalbody is not None:
+            self._block(statement.finalbody.body.body, scope)
 
     def _branches(self, branches: Sequence[Sequence[cst.CSTNode]], scope: _Scope, keep_original: bool) -> None:
         """Walk alternative branches from the same state and merge what each name may hold afterwards."""
@@ -523,12 +520,16 @@ class _ModuleIndexer:
             comprehension = self._value_ref(value.value, scope)
             target = value.for_in.target
             keyed_by_name = isinstance(value.key, cst.Attribute) and value.key.attr.value == "name"
-            element = isinstance(target, cst.Name) and isinstance(value.value, cst.Name) and target.value == value.value.value
+            element = (
+                isinstance(target, cst.Name) and isinstance(value.value, cst.Name) and target.value == value.value.value
+            )
             if element and keyed_by_name:
                 comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
             if comprehension.kind != "other":
                 source = pat.mapping_source(value.for_in.iter) or ""
-                self.tables.append(TableDef(name, table_scope, owner, span, (), comprehension, annotation, source=source))
+                self.tables.append(
+                    TableDef(name, table_scope, owner, span, (), comprehension, annotation, source=source)
+                )
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict" and not value.args:
             self.tables.append(TableDef(name, table_scope, owner, span, (), None, annotation))
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict":
@@ -606,9 +607,7 @@ class _ModuleIndexer:
         if isinstance(value, cst.Call):
             callee = syn.dotted_name(value.func)
             if callee is not None:
-                names = tuple(
-                    filter(None, (syn.dotted_name(arg.value) for arg in value.args if arg.keyword is None))
-                )
+                names = tuple(filter(None, (syn.dotted_name(arg.value) for arg in value.args if arg.keyword is None)))
                 return ValueRef("call", callee, names)
         return ValueRef("other")
 
@@ -631,9 +630,7 @@ class _ModuleIndexer:
             return
         if callee.endswith(".update") and call.args:
             self._update_fill(call, scope)
-        positional = tuple(
-            self._flow(arg.value, scope) for arg in call.args if arg.keyword is None and not arg.star
-        )
+        positional = tuple(self._flow(arg.value, scope) for arg in call.args if arg.keyword is None and not arg.star)
         keywords = tuple(
             (arg.keyword.value, self._flow(arg.value, scope)) for arg in call.args if arg.keyword is not None
         )
@@ -947,7 +944,9 @@ class _ModuleIndexer:
             callees = tuple(filter(None, (syn.dotted_name(call.func) for call in calls)))
             chain_arms.append(ChainArm(names, flows, callees, self.span(test)))
         function = scope.qualname if scope.kind == "function" else ""
-        self.chains.append(NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(anchor)))
+        self.chains.append(
+            NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(anchor))
+        )
 
     def _fallback_call(self, body: Sequence[cst.CSTNode], variable: str) -> Optional[Tuple[str, Span]]:
         """The first call in the fallback that is handed the tested name (or a copy of it, such as the
@@ -963,6 +962,7 @@ class _ModuleIndexer:
                 if syn.dotted_name(value) in names and isinstance(target, cst.Name):
                     names.add(target.value)
         return None
+
 
 # -------------------------------------------------------------------------------------------------- helpers
 
@@ -983,5 +983,3 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
 def _piece_of(flow: Flow) -> Flow:
     """A piece of the arguments is as raw (or as guarded) as the arguments themselves."""
     return flow if isinstance(flow, (Raw, Param, CallResult, Either)) else UNKNOWN
-
-

@@ -54,9 +54,27 @@ _EXECUTOR_ARGS = syn.ARGS_NAMES - {"kwargs", "params"}
 #: Packages whose tool objects validate their arguments in their public entry (``BaseTool.run``,
 #: ``FunctionTool.on_invoke_tool``, MCP ``Tool.run``...): a table of them is guarded when used that way.
 FRAMEWORK_PACKAGES = (
-    "langchain", "langchain_core", "langchain_community", "langgraph", "agents", "pydantic_ai", "mcp", "fastmcp",
-    "crewai", "crewai_tools", "autogen", "autogen_core", "autogen_agentchat", "autogen_ext", "camel", "agno", "phi",
-    "smolagents", "llama_index", "haystack", "semantic_kernel",
+    "langchain",
+    "langchain_core",
+    "langchain_community",
+    "langgraph",
+    "agents",
+    "pydantic_ai",
+    "mcp",
+    "fastmcp",
+    "crewai",
+    "crewai_tools",
+    "autogen",
+    "autogen_core",
+    "autogen_agentchat",
+    "autogen_ext",
+    "camel",
+    "agno",
+    "phi",
+    "smolagents",
+    "llama_index",
+    "haystack",
+    "semantic_kernel",
 )
 _HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 _TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
@@ -397,7 +415,9 @@ class Project:
             comprehension = table.definition.comprehension
             table.holds_objects = comprehension is not None and comprehension.kind == "object"
             if comprehension is not None:
-                comp_entry = self._entry(table.module, table.definition.owner, None, comprehension, table.definition.span)
+                comp_entry = self._entry(
+                    table.module, table.definition.owner, None, comprehension, table.definition.span
+                )
                 table.wrapped = comp_entry.wrapped
             else:
                 table.wrapped = bool(table.entries) and all(entry.wrapped for entry in table.entries)
@@ -414,7 +434,9 @@ class Project:
                 resolved = self.resolve(table.module, definition.source, context, self.class_of(table.module, context))
                 source = tables.get(resolved or "")
                 if source is not None and source is not table:
-                    wrapped = self._entry(table.module, context, None, definition.comprehension or ValueRef("other"), definition.span).wrapped
+                    wrapped = self._entry(
+                        table.module, context, None, definition.comprehension or ValueRef("other"), definition.span
+                    ).wrapped
                     table.entries.extend(replace(entry, wrapped=entry.wrapped or wrapped) for entry in source.entries)
         for module in self.modules:
             for alias in module.aliases:
@@ -507,7 +529,9 @@ class Project:
             return True
         if fill.value.kind == "call":
             wrapper = self.resolve(registrar_module, fill.value.target, fill.function)
-            if wrapper and (wrapper.startswith(RUNTIME_PACKAGE) or (self.function(wrapper) and self.calls_gate(wrapper))):
+            if wrapper and (
+                wrapper.startswith(RUNTIME_PACKAGE) or (self.function(wrapper) and self.calls_gate(wrapper))
+            ):
                 return True
         return executor in self.gated_entries or self._decorated_by_gate(executor)
 
@@ -526,8 +550,10 @@ class Project:
         executors: Tuple[str, ...] = ()
         wrapped = False
         if value.kind in ("ref", "def"):
-            target = f"{module.module}.{value.target}" if value.kind == "def" else self.resolve(
-                module, value.target, context, class_name
+            target = (
+                f"{module.module}.{value.target}"
+                if value.kind == "def"
+                else self.resolve(module, value.target, context, class_name)
             )
             if target and self.function(target):
                 executors = (target,)
@@ -552,10 +578,7 @@ class Project:
                 passed = (self.resolve(module, name, context, class_name) for name in value.call_args)
                 executors = tuple(q for q in passed if q and self.function(q))
             elif callee and self.function(callee):
-                executors = tuple(
-                    f"{m.module}.{f.qualname}"
-                    for m, f in self._nested_functions(callee)
-                )
+                executors = tuple(f"{m.module}.{f.qualname}" for m, f in self._nested_functions(callee))
         return LinkedEntry(key, module, span, executors, wrapped)
 
     def _decorated_by_gate(self, qualified: str) -> bool:
@@ -624,7 +647,15 @@ class Project:
                     if table is None:
                         verdict = self._site_verdict(module, dispatch.function, dispatch.args)
                         sites.append(
-                            Site(module, dispatch.function, dispatch.span, dispatch.kind, dispatch.key, dispatch.key_is_name, verdict)
+                            Site(
+                                module,
+                                dispatch.function,
+                                dispatch.span,
+                                dispatch.kind,
+                                dispatch.key,
+                                dispatch.key_is_name,
+                                verdict,
+                            )
                         )
                         continue
                     if self._holds_only_classes(table):
@@ -680,7 +711,16 @@ class Project:
                 slots = {dispatch.through_param, str(_position(call, definition, dispatch.through_param))}
                 for slot, table, resolver, key, key_is_name in call.looked_up:
                     if slot in slots:
-                        expanded.append(replace(dispatch, table=table, resolver=resolver, key=key, key_is_name=key_is_name, through_param=""))
+                        expanded.append(
+                            replace(
+                                dispatch,
+                                table=table,
+                                resolver=resolver,
+                                key=key,
+                                key_is_name=key_is_name,
+                                through_param="",
+                            )
+                        )
         return expanded
 
     def _holds_only_classes(self, table: LinkedTable) -> bool:
@@ -799,7 +839,9 @@ class Project:
             )
             verdict = GATED if guarded else self._site_verdict(module, chain.function, arm.flows)
             sites.append(
-                Site(module, chain.function, arm.span, "chain", chain.variable, True, verdict, None, chain, arm, fallback)
+                Site(
+                    module, chain.function, arm.span, "chain", chain.variable, True, verdict, None, chain, arm, fallback
+                )
             )
         return sites
 
@@ -829,7 +871,9 @@ class Project:
         """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
         entries are named after their functions) and registration calls that hand over a handler."""
         if "executor_tools" not in self._memo:
-            tools: Dict[str, Set[str]] = {executor: set(names) for executor, names in self.registered_executors().items()}
+            tools: Dict[str, Set[str]] = {
+                executor: set(names) for executor, names in self.registered_executors().items()
+            }
             for table in self.tool_tables():
                 for entry in table.entries:
                     for executor in entry.executors:
@@ -968,5 +1012,3 @@ def _mentions_param(flow: Flow, function: str) -> bool:
 
 def _parent(qualname: str) -> str:
     return qualname.rpartition(".")[0]
-
-

@@ -16,8 +16,10 @@ def render_text(findings: Sequence[Finding], color: bool, cwd: Path) -> str:
     out: List[str] = []
     for finding in findings:
         span = finding.span
-        location = click.style(f"{finding.path}:{span.line}:{span.column}:", bold=True) if color else (
-            f"{finding.path}:{span.line}:{span.column}:"
+        location = (
+            click.style(f"{finding.path}:{span.line}:{span.column}:", bold=True)
+            if color
+            else (f"{finding.path}:{span.line}:{span.column}:")
         )
         code = click.style(finding.code, fg="red", bold=True) if color else finding.code
         fix = " [*]" if finding.fixable else ""

@@ -8,7 +8,7 @@ from dispatchlint.analysis.link import GATED, Project, Site
 from dispatchlint.fix import site_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
 
-_GATE = '''
+_GATE = """
 import json
 
 SCHEMAS = {
@@ -23,9 +23,9 @@ def coerce_tool_args(tool_name, args):
         if spec.get("type") == "array" and isinstance(fixed.get(key), str):
             fixed[key] = json.loads(fixed[key])
     return fixed
-'''
+"""
 
-_REGISTRY = '''
+_REGISTRY = """
 from agent.gate import coerce_tool_args
 
 def search(query):
@@ -36,14 +36,14 @@ REGISTRY = {"search": search}
 def handle_function_call(tool_name, args):
     args = coerce_tool_args(tool_name, args)
     return REGISTRY[tool_name](**args)
-'''
+"""
 
-_BUILTIN = '''
+_BUILTIN = """
 def _plan(agent, args, ctx):
     return list(args["steps"])
 
 BUILTIN_EXECUTORS = {"plan": _plan}
-'''
+"""
 
 
 class UnguardedDispatch(Rule):
@@ -127,7 +127,8 @@ class UnguardedDispatch(Rule):
                     "    return handle_function_call(name, args)\n\n"
                     "def run_many(agent, calls, ctx):\n"
                     "    with ThreadPoolExecutor() as pool:\n"
-                    "        return [pool.submit(EXECUTORS[c.name], agent, json.loads(c.arguments), ctx) for c in calls]\n"
+                    "        return [pool.submit(EXECUTORS[c.name], agent, json.loads(c.arguments), ctx)\n"
+                    "                for c in calls]\n"
                 ),
             },
             (("agent/loop.py", 11), ("agent/loop.py", 16)),
@@ -156,7 +157,9 @@ class UnguardedDispatch(Rule):
 
     def check(self, project: Project) -> Iterable[Finding]:
         gate = project.gate_display()
-        gate_locations = [related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()]
+        gate_locations = [
+            related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()
+        ]
         reported = set()
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):

@@ -8,7 +8,7 @@ from dispatchlint.analysis.link import Project
 from dispatchlint.fix import table_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Rule, related
 
-_TOOLS = '''
+_TOOLS = """
 import json
 
 def plan(steps):
@@ -18,7 +18,7 @@ TOOLS = {"plan": plan}
 
 def run(tool_call):
     return TOOLS[tool_call.name](**json.loads(tool_call.arguments))
-'''
+"""
 
 
 class UngatedTools(Rule):
@@ -52,7 +52,18 @@ class UngatedTools(Rule):
     code = "DL102"
     name = "ungated-tools"
     default = False
-    VALID = [Case({"agent/__init__.py": "", "agent/gate.py": "def coerce_tool_args(name, args):\n    return args\n", "agent/tools.py": _TOOLS.replace("**json.loads(tool_call.arguments)", "**coerce_tool_args(tool_call.name, json.loads(tool_call.arguments))").replace("import json", "import json\nfrom agent.gate import coerce_tool_args")})]
+    VALID = [
+        Case(
+            {
+                "agent/__init__.py": "",
+                "agent/gate.py": "def coerce_tool_args(name, args):\n    return args\n",
+                "agent/tools.py": _TOOLS.replace(
+                    "**json.loads(tool_call.arguments)",
+                    "**coerce_tool_args(tool_call.name, json.loads(tool_call.arguments))",
+                ).replace("import json", "import json\nfrom agent.gate import coerce_tool_args"),
+            }
+        )
+    ]
     INVALID = [Case({"agent/__init__.py": "", "agent/tools.py": _TOOLS}, (("agent/tools.py", 7),))]
 
     def check(self, project: Project) -> Iterable[Finding]:

@@ -11,7 +11,7 @@ from dispatchlint.fix import parse_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
 from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
 
-_PLAN_WITH_PARSE = '''
+_PLAN_WITH_PARSE = """
 import json
 
 def _plan(agent, args, ctx):
@@ -24,11 +24,11 @@ def _note(agent, args, ctx):
     return json.loads(args["payload"])
 
 BUILTIN_EXECUTORS = {"plan": _plan, "note": _note}
-'''
+"""
 
-_NOTE_SCHEMA = '''
+_NOTE_SCHEMA = """
 NOTE = {"name": "note", "parameters": {"type": "object", "properties": {"payload": {"type": "string"}}}}
-'''
+"""
 
 
 class HandrolledJsonParse(Rule):

@@ -8,11 +8,11 @@ from dispatchlint.analysis.link import Project
 from dispatchlint.fix import gate_decision
 from dispatchlint.rules._base import UNSAFE, Case, Finding, Rule, related
 
-_SANITIZE = '''
+_SANITIZE = """
 def unrename_args(schema, args):
     names = {key.replace("$", "_"): key for key in schema.get("properties", {})}
     return {names.get(key, key): value for key, value in args.items()}
-'''
+"""
 
 
 class CoerceBeforeUnrename(Rule):

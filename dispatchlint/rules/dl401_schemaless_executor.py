@@ -40,7 +40,9 @@ class SchemalessExecutor(Rule):
             {
                 "agent/__init__.py": "",
                 "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY.replace('{"search": search}', '{"search": search,\n            "scratch": search}'),
+                "agent/registry.py": _REGISTRY.replace(
+                    '{"search": search}', '{"search": search,\n            "scratch": search}'
+                ),
             },
             (("agent/registry.py", 8),),
         )
