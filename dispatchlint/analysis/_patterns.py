@@ -23,7 +23,7 @@ def reads_properties(node: cst.CSTNode) -> bool:
 
 def all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:
     """Calls under ``node`` in source order, not entering nested function or class definitions."""
-    roots = list(node) if isinstance(node, (list, tuple)) else [node]
+    roots: Sequence[cst.CSTNode] = [node] if isinstance(node, cst.CSTNode) else node
     for root in roots:
         yield from syn.iter_calls(root)
 
@@ -162,16 +162,16 @@ def name_test(test: cst.BaseExpression) -> Optional[Tuple[str, Tuple[str, ...]]]
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
-    left, right = test.left, comparison.comparator
+    subject, other = test.left, comparison.comparator
     if isinstance(comparison.operator, cst.Equal):
-        for variable, literal in ((left, right), (right, left)):
+        for variable, literal in ((subject, other), (other, subject)):
             name, value = syn.dotted_name(variable), syn.string_value(literal)
             if name is not None and value is not None:
                 return name, (value,)
         return None
-    if isinstance(comparison.operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-        name = syn.dotted_name(left)
-        values = tuple(syn.string_value(el.value) for el in right.elements)
+    if isinstance(comparison.operator, cst.In) and isinstance(other, (cst.Tuple, cst.List, cst.Set)):
+        name = syn.dotted_name(subject)
+        values = tuple(syn.string_value(el.value) for el in other.elements)
         if name is not None and values and all(isinstance(value, str) for value in values):
             return name, tuple(value for value in values if value is not None)
     return None

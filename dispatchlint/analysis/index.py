@@ -10,7 +10,7 @@ resolves anything across modules: names stay as written, for the linker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -126,7 +126,7 @@ class _ModuleIndexer:
         module: str,
         is_package: bool,
         tree: cst.Module,
-        positions: "Dict[cst.CSTNode, CodeRange]",
+        positions: Mapping[cst.CSTNode, CodeRange],
     ) -> None:
         self.path = path
         self.module = module
@@ -576,6 +576,7 @@ class _ModuleIndexer:
             return
         function = scope.qualname if scope.kind == "function" else ""
         for arg in call.args:
+            pairs: List[Tuple[Optional[str], cst.BaseExpression, cst.CSTNode]]
             if arg.keyword is not None:
                 pairs = [(arg.keyword.value, arg.value, arg.keyword)]
             elif isinstance(arg.value, cst.Dict) and pat.looks_like_table(arg.value):

@@ -214,9 +214,11 @@ def _is_stdlib(top: str) -> bool:
     except (ImportError, ValueError):
         return False
     origin = spec.origin if spec is not None else None
+    if origin is None:
+        return False
     if origin in ("built-in", "frozen"):
         return True
-    return bool(origin) and os.path.normcase(origin).startswith(_STDLIB_PATH) and "site-packages" not in origin
+    return os.path.normcase(origin).startswith(_STDLIB_PATH) and "site-packages" not in origin
 _STANDARD, _THIRD_PARTY, _PROJECT = range(3)
 
 
