@@ -157,7 +157,11 @@ class Project:
         self.broken = [module for module in modules if module.parse_error is not None]
         self.symbols = SymbolTable(self.modules)
         self.module_names = self.symbols.module_names
-        self._memo: Dict[str, object] = {}
+        # Answers computed on first use (the model does not change once linked).
+        self._executor_tools: Optional[Dict[str, Set[str]]] = None
+        self._tool_tables: Dict[bool, List[LinkedTable]] = {}
+        self._sites_by_table: Optional[Dict[int, List[Site]]] = None
+        self._gates: Dict[bool, List[Tuple[ModuleFacts, FunctionDef]]] = {}
         self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
         self.sanitizers = self._find_sanitizers()
         self.gate_functions = self._find_gate_functions()
@@ -870,26 +874,23 @@ class Project:
     def executor_tools(self) -> Dict[str, Set[str]]:
         """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
         entries are named after their functions) and registration calls that hand over a handler."""
-        if "executor_tools" not in self._memo:
-            tools: Dict[str, Set[str]] = {
-                executor: set(names) for executor, names in self.registered_executors().items()
-            }
+        if self._executor_tools is None:
+            tools = {executor: set(names) for executor, names in self.registered_executors().items()}
             for table in self.tool_tables():
                 for entry in table.entries:
                     for executor in entry.executors:
                         tools.setdefault(executor, set()).update([entry.key] if entry.key is not None else [])
-            self._memo["executor_tools"] = tools
-        return self._memo["executor_tools"]  # type: ignore[return-value]
+            self._executor_tools = tools
+        return self._executor_tools
 
     def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
         """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by
         declared tool names."""
-        memo_key = f"tool_tables:{dispatched_only}"
-        if memo_key not in self._memo:
-            self._memo[memo_key] = self._tool_tables(dispatched_only)
-        return list(self._memo[memo_key])  # type: ignore[call-overload]
+        if dispatched_only not in self._tool_tables:
+            self._tool_tables[dispatched_only] = self._find_tool_tables(dispatched_only)
+        return list(self._tool_tables[dispatched_only])
 
-    def _tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
+    def _find_tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
         schema_names = set(self.schemas)
         dispatched = {
             id(site.table)
@@ -903,24 +904,22 @@ class Project:
         ]
 
     def sites_of(self, table: LinkedTable) -> List[Site]:
-        if "sites_of" not in self._memo:
-            by_table: Dict[int, List[Site]] = defaultdict(list)
+        if self._sites_by_table is None:
+            self._sites_by_table = defaultdict(list)
             for site in self.sites:
-                by_table[id(site.table)].append(site)
-            self._memo["sites_of"] = by_table
-        return list(self._memo["sites_of"].get(id(table), []))  # type: ignore[attr-defined]
+                self._sites_by_table[id(site.table)].append(site)
+        return list(self._sites_by_table.get(id(table), []))
 
     def gate_locations(self, top_level_only: bool = False) -> List[Tuple[ModuleFacts, FunctionDef]]:
         """Gates defined in the project: by name first, then by behaviour.
 
         ``top_level_only`` leaves out helpers that only other gates call (they are part of one gate).
         """
-        memo_key = f"gate_locations:{top_level_only}"
-        if memo_key not in self._memo:
-            self._memo[memo_key] = self._gate_locations(top_level_only)
-        return list(self._memo[memo_key])  # type: ignore[call-overload]
+        if top_level_only not in self._gates:
+            self._gates[top_level_only] = self._find_gate_locations(top_level_only)
+        return list(self._gates[top_level_only])
 
-    def _gate_locations(self, top_level_only: bool) -> List[Tuple[ModuleFacts, FunctionDef]]:
+    def _find_gate_locations(self, top_level_only: bool) -> List[Tuple[ModuleFacts, FunctionDef]]:
         found = []
         for qualified in self.gate_functions:
             located = self.function(qualified)

@@ -106,7 +106,7 @@ class SymbolTable:
                     qualified = payload
                     continue
                 if kind == "alias":
-                    target = self._alias_target(payload, module)  # type: ignore[arg-type]
+                    target = self._alias_target(payload, module)
                     if target is None or target == qualified:
                         return qualified
                     qualified = target
