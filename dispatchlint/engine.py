@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
-from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root
+from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.link import Project
 from dispatchlint.config import Config, ConfigError, load_config
@@ -81,8 +81,6 @@ def analyse(
 
 def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
     """Files named on the command line that discovery excluded or that lie outside the root."""
-    from dispatchlint.analysis.discover import module_name
-
     found = []
     for path in paths:
         try:
@@ -118,8 +116,6 @@ def _code_in(code: str, selectors: Set[str]) -> bool:
 
 
 def _relative_to_cwd(finding: Finding, root: Path, cwd: Path) -> Finding:
-    from dataclasses import replace
-
     def rel(path: str) -> str:
         return Path(os.path.relpath(root / path, cwd)).as_posix()
 

@@ -42,3 +42,11 @@ def test_rule_is_documented_and_has_examples(code: str) -> None:
 def test_rule_codes_are_unique_and_stable() -> None:
     assert list(all_rules()) == ["DL001", "DL101", "DL102", "DL201", "DL301", "DL401"]
     assert all(issubclass(rule, Rule) for rule in all_rules().values())
+
+
+def test_rule_reference_is_generated_from_the_rules() -> None:
+    from conftest import REPO
+    from dispatchlint.rules._reference import render_reference
+
+    written = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert written == render_reference(), "run `python scripts/update_rule_docs.py`"

@@ -1,0 +1,11 @@
+"""Regenerate ``docs/rules.md`` from the rule classes: ``python scripts/update_rule_docs.py``."""
+
+from pathlib import Path
+
+from dispatchlint.rules import all_rules  # noqa: F401  (registers every rule)
+from dispatchlint.rules._reference import render_reference
+
+if __name__ == "__main__":
+    target = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    target.write_text(render_reference(), encoding="utf-8")
+    print(f"wrote {target}")
