@@ -54,7 +54,9 @@ _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json",
 _MAX_FLOW_DEPTH = 6
 
 #: Attributes that reach past a tool object's own validation to the bare function it wraps.
-BYPASS_ATTRIBUTES = frozenset({"_run", "_arun", "func", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"})
+BYPASS_ATTRIBUTES = frozenset(
+    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
+)
 
 
 class _Callable(NamedTuple):
