@@ -17,6 +17,8 @@ from dispatchlint.report import render_github, render_json, render_statistics, r
 from dispatchlint.rules import SAFE, all_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: Fix passes at most: each pass re-analyses what the previous one wrote.
+_FIX_PASSES = 4
 
 
 def _codes(values: Tuple[str, ...]) -> List[str]:
@@ -100,8 +102,16 @@ def command(
     result = run()
     if diff:
         return _diff(result, unsafe_fixes)
-    if fix and _fix(result, unsafe_fixes):
-        result = run()
+    if fix:
+        # A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing
+        # redundant): apply until nothing changes, so that a second --fix has nothing left to do.
+        hint = ""
+        for _ in range(_FIX_PASSES):
+            changed, hint = _fix(result, unsafe_fixes)
+            if not changed:
+                break
+            result = run()
+        click.echo(hint, err=True, nl=False)
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     findings = result.findings
@@ -136,15 +146,15 @@ def _diff(result: RunResult, unsafe: bool) -> int:
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _fix(result: RunResult, unsafe: bool) -> bool:
-    """``--fix``: rewrite the files (all or none); tell the user which, pyupgrade style. True if any changed."""
+def _fix(result: RunResult, unsafe: bool) -> Tuple[bool, str]:
+    """One ``--fix`` pass: rewrite the files (all or none) and tell the user which, pyupgrade style. Whether any
+    changed, and the hint on fixes held back."""
     changes, notes, hint = _fixes(result, unsafe)
     write_all(changes)
     for path in changes:
         shown = Path(os.path.relpath(path, Path.cwd())).as_posix()
         click.echo(f"Rewriting {shown}: {'; '.join(notes[path])}", err=True)
-    click.echo(hint, err=True, nl=False)
-    return bool(changes)
+    return bool(changes), hint
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -9,10 +9,11 @@ fallback repairs them again, which changes nothing (a gate leaves valid argument
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Union
+from typing import List, Optional, Set, Union
 
 import libcst as cst
 
+from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import NameChain
 from dispatchlint.analysis.link import Project, Site
 from dispatchlint.fix import _codegen
@@ -71,7 +72,10 @@ def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) 
         if isinstance(arg.value, cst.Name) and arg.value.value != chain.variable and not arg.star
     ]
     if len(passed) != 1:
-        return "the fallback call does not pass the arguments as one variable"
+        # The fallback may get copies (``_tn, _ta = tool_name, args`` for a lambda): what the arms read is the one.
+        passed = sorted(_mappings_read_by_arms(statement))
+    if len(passed) != 1:
+        return "the arguments the arms read are not one variable"
     gate = gate_import(project, [site.fallback])
     if isinstance(gate, str):
         return gate
@@ -80,3 +84,21 @@ def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) 
     if clash:
         return clash
     return ChainFix(site, gate, statement, chain.variable, passed[0], lazy)
+
+
+def _mappings_read_by_arms(chain: cst.If) -> Set[str]:
+    """Names the chain's arms read arguments from: ``args["x"]``, ``args.get("x")``, ``**args``."""
+    read: Set[str] = set()
+    current: Optional[cst.If] = chain
+    while current is not None:
+        for node in syn.walk(current.body):
+            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+                read.add(node.value.value)
+            elif isinstance(node, cst.Arg) and node.star == "**" and isinstance(node.value, cst.Name):
+                read.add(node.value.value)
+            elif isinstance(node, cst.Call):
+                pair = syn.get_call(node)
+                if pair is not None and isinstance(pair[0], cst.Name):
+                    read.add(pair[0].value)
+        current = current.orelse if isinstance(current.orelse, cst.If) else None
+    return read

@@ -19,7 +19,7 @@ import libcst as cst
 
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
-from dispatchlint.analysis.link import GATED, LinkedTable, Project
+from dispatchlint.analysis.link import GATED, RAW, RAW_WEAK, LinkedTable, Project
 from dispatchlint.fix._plan import ProjectPlan
 from dispatchlint.fix._source import SourceFile, Sources
 from dispatchlint.fix._tables import TableFix
@@ -90,10 +90,11 @@ def _declared(project: Project, tools: Set[str], parameter: str) -> str:
 def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Union[Tuple[TableFix, ...], str]:
     found = project.function(executor)
     if found is not None:
-        callers = project.callers(executor, found[1])
-        if callers:
-            module, call = callers[0]
-            return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
+        for module, call in project.callers(executor, found[1]):
+            flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+            verdicts = {project.evaluate(flow, module, call.function) for flow in flows}
+            if GATED not in verdicts or verdicts & {RAW, RAW_WEAK}:
+                return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
     requires: List[TableFix] = []
     for table in project.tables.values():
         if not any(executor in entry.executors for entry in table.entries) or table.wrapped:
