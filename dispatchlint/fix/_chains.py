@@ -72,8 +72,10 @@ def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) 
         if isinstance(arg.value, cst.Name) and arg.value.value != chain.variable and not arg.star
     ]
     if len(passed) != 1:
-        # The fallback may get copies (``_tn, _ta = tool_name, args`` for a lambda): what the arms read is the one.
-        passed = sorted(_mappings_read_by_arms(statement))
+        # The arguments are what the fallback is handed and the arms read pieces of; the fallback may also get
+        # copies only (``_tn, _ta = tool_name, args`` for a lambda): then what the arms read.
+        read = _mappings_read_by_arms(statement)
+        passed = sorted(read & set(passed)) or sorted(read)
     if len(passed) != 1:
         return "the arguments the arms read are not one variable"
     gate = gate_import(project, [site.fallback])
