@@ -178,10 +178,11 @@ class UnguardedDispatch(Rule):
                             fix_safety=fix.safety(SAFE),
                         )
                 continue
+            message = self._message(project, site, gate)
             yield self.finding(
                 site.module,
                 site.span,
-                self._message(project, site, gate),
+                message if site.reaches_past else fix.explained(message),
                 self._related(site, gate_locations),
                 fixable=fix.fixable,
                 fix_safety=fix.safety(SAFE),
