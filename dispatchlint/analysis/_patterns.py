@@ -21,6 +21,21 @@ def reads_properties(node: cst.CSTNode) -> bool:
     return pair is not None and syn.string_value(pair[1]) == "properties"
 
 
+_CONVERSIONS = frozenset({"int", "float", "bool", "str", "list", "dict", "loads", "literal_eval"})
+
+
+def rewrites_values(node: cst.CSTNode) -> bool:
+    """An item assignment, a dict comprehension or a value conversion: what repairing arguments looks like."""
+    if isinstance(node, cst.Assign):
+        return any(isinstance(target.target, cst.Subscript) for target in node.targets)
+    if isinstance(node, cst.DictComp):
+        return True
+    if isinstance(node, cst.Call):
+        callee = syn.dotted_name(node.func)
+        return callee is not None and callee.split(".")[-1] in _CONVERSIONS
+    return False
+
+
 def all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:
     """Calls under ``node`` in source order, not entering nested function or class definitions."""
     roots: Sequence[cst.CSTNode] = [node] if isinstance(node, cst.CSTNode) else node
@@ -212,3 +227,11 @@ def _statement_leaves(statement: cst.CSTNode) -> bool:
             return leaves(statement.body) and _statement_leaves(orelse)
         return leaves(statement.body) and isinstance(orelse, cst.Else) and leaves(orelse.body)
     return False
+
+
+def keyed_by_object(key: cst.BaseExpression, element: str) -> bool:
+    """A comprehension key read from the element itself (``t.name``, ``t.get_function_name()``, ``t["name"]``)
+    but not ``f.__name__``: the values are tool objects that carry their names, not plain functions."""
+    if isinstance(key, cst.Attribute) and key.attr.value == "__name__":
+        return False
+    return any(isinstance(node, cst.Name) and node.value == element for node in syn.walk(key))

@@ -252,6 +252,9 @@ class FunctionDef:
     validates_arguments: bool
     property_read_lines: Tuple[int, ...]
     span: Span
+    #: Builds or rewrites values (item assignment, a dict comprehension, ``json.loads``/``int``/``float``...):
+    #: with ``reads_schema_properties``, what a gate by behaviour does.
+    rewrites_values: bool = False
     #: What each ``return`` gives back: ``(returns a tuple, flow of the value or of the tuple's first item)``.
     returns: Tuple[Tuple[bool, Flow], ...] = ()
 

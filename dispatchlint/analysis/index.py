@@ -184,9 +184,10 @@ class _ModuleIndexer:
 
     def _prepass(self) -> None:
         """One walk over the module for what needs no scope: schemas, and per function whether it reads a
-        schema's ``properties`` (where) and whether it calls a validator (behavioural gates)."""
+        schema's ``properties`` (where), rewrites values and calls a validator (gates by behaviour)."""
         self.property_reads: Dict[cst.FunctionDef, List[int]] = {}
         self.validating: Set[cst.FunctionDef] = set()
+        self.rewriting: Set[cst.FunctionDef] = set()
         schemas = SchemaCollector(self.constants, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
@@ -199,6 +200,8 @@ class _ModuleIndexer:
                 callee = syn.dotted_name(node.func) or ""
                 if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
                     self.validating.update(functions)
+            if functions and pat.rewrites_values(node):
+                self.rewriting.update(functions)
             if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
@@ -422,6 +425,7 @@ class _ModuleIndexer:
                 property_read_lines=property_lines,
                 span=self.span(node.name),
                 returns=tuple(inner.returns),
+                rewrites_values=node in self.rewriting,
             )
         )
 
@@ -521,11 +525,13 @@ class _ModuleIndexer:
         elif isinstance(value, cst.DictComp):
             comprehension = self._value_ref(value.value, scope)
             target = value.for_in.target
-            keyed_by_name = isinstance(value.key, cst.Attribute) and value.key.attr.value == "name"
-            element = (
-                isinstance(target, cst.Name) and isinstance(value.value, cst.Name) and target.value == value.value.value
-            )
-            if element and keyed_by_name:
+            element = value.value
+            if (
+                isinstance(target, cst.Name)
+                and isinstance(element, cst.Name)
+                and target.value == element.value
+                and pat.keyed_by_object(value.key, element.value)
+            ):
                 comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
             if comprehension.kind != "other":
                 source = pat.mapping_source(value.for_in.iter) or ""
@@ -781,6 +787,8 @@ class _ModuleIndexer:
                 return Raw(f"[{syn.subscript_key(node)!r}]")
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in syn.RAW_ARGUMENT_METHODS:
+                return Raw(f".{node.func.attr.value}()")  # part.args_as_dict(): a framework's argument decoder
             return self._call_flow(node, scope, depth)
         if isinstance(node, cst.Dict):
             starred = [el.value for el in node.elements if isinstance(el, cst.StarredDictElement)]

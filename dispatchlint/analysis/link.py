@@ -233,7 +233,7 @@ class Project:
         takes_arguments = any(param in syn.ARGS_NAMES for param in function.params)
         if not takes_arguments or qualified in self.sanitizers or _SANITIZER_NAME.search(function.name):
             return False
-        return function.reads_schema_properties or function.validates_arguments
+        return (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
         if callee.split(".")[-1] in self.gate_names:
