@@ -58,7 +58,9 @@ def main() -> None:
         index_files(files, cache, options.jobs)
         warm = time.perf_counter() - warm_started
     lines = sum(len(path.read_text().splitlines()) for path in EXAMPLE.rglob("*.py")) * options.packages
-    print("| files | lines | jobs | discover | index | link | rules | total | index, warm cache | peak memory | findings |")
+    print(
+        "| files | lines | jobs | discover | index | link | rules | total | index, warm cache | peak memory | findings |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     print(
         f"| {len(files)} | {lines} | {options.jobs} | {discovered - started:.2f} s | {indexed - discovered:.2f} s | "
