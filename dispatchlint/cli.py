@@ -13,7 +13,7 @@ from dispatchlint import __version__
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunResult, UsageError, analyse
 from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
-from dispatchlint.report import render_github, render_json, render_statistics, render_text
+from dispatchlint.report import render_github, render_json, render_sarif, render_statistics, render_text
 from dispatchlint.rules import SAFE, all_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -44,7 +44,7 @@ def _explain(code: str) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github"]),
     default="text",
     show_default=True,
     help="Output format.",
@@ -119,6 +119,8 @@ def command(
         click.echo(render_statistics(findings), nl=False)
     elif output_format == "json":
         click.echo(render_json(findings), nl=False)
+    elif output_format == "sarif":
+        click.echo(render_sarif(findings), nl=False)
     elif output_format == "github":
         click.echo(render_github(findings), nl=False)
     else:

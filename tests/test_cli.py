@@ -206,3 +206,23 @@ def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
     serial, _ = index_files(files, None, jobs=1)
     parallel, _ = index_files(files, None, jobs=2)
     assert serial == parallel and len(serial) == 70
+
+
+def test_sarif_output_has_rules_results_and_related_locations(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--format", "sarif")
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == ["DL001", "DL101", "DL102", "DL201", "DL301", "DL401"]
+    results = run["results"]
+    assert len(results) == 3 and result.exit_code == 1
+    for item in results:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        region = item["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+    dl101 = next(item for item in results if item["ruleId"] == "DL101")
+    assert {loc["message"]["text"] for loc in dl101["relatedLocations"]} == {
+        "table `BUILTIN_EXECUTORS`",
+        "gate `coerce_tool_args`",
+    }

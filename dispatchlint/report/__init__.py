@@ -2,6 +2,7 @@
 
 from dispatchlint.report.github import render_github
 from dispatchlint.report.json_format import render_json
+from dispatchlint.report.sarif import render_sarif
 from dispatchlint.report.text import render_statistics, render_text
 
-__all__ = ["render_github", "render_json", "render_statistics", "render_text"]
+__all__ = ["render_github", "render_json", "render_sarif", "render_statistics", "render_text"]
