@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import click
 
 from dispatchlint import __version__
+from dispatchlint.baseline import new_findings, read_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunResult, UsageError, analyse
 from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
@@ -62,6 +63,11 @@ def _explain(code: str) -> str:
 @click.option(
     "--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 if there are any)."
 )
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record today's findings in FILE if it does not exist; otherwise report only findings not in it.",
+)
 @click.option("--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
 @click.option(
     "--jobs", type=click.IntRange(min=0), default=0, metavar="N", help="Worker processes for indexing (0: one per CPU)."
@@ -79,6 +85,7 @@ def command(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    baseline: Optional[Path],
     no_cache: bool,
     jobs: int,
     list_rules: bool,
@@ -115,6 +122,12 @@ def command(
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     findings = result.findings
+    if baseline is not None:
+        if not baseline.exists():
+            write_baseline(baseline, findings, Path.cwd())
+            click.echo(f"Recorded {len(findings)} finding(s) in {baseline}; later runs report only new ones.", err=True)
+            return EXIT_ERROR if result.errors else EXIT_CLEAN
+        findings = new_findings(findings, read_baseline(baseline), Path.cwd())
     if statistics:
         click.echo(render_statistics(findings), nl=False)
     elif output_format == "json":

@@ -226,3 +226,32 @@ def test_sarif_output_has_rules_results_and_related_locations(run_cli) -> None:
         "table `BUILTIN_EXECUTORS`",
         "gate `coerce_tool_args`",
     }
+
+
+def test_baseline_records_then_reports_only_new_findings(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    baseline = tmp_path / "baseline.json"
+    recorded = run_cli(project, "--baseline", str(baseline), "--format", "json")
+    assert recorded.exit_code == 0 and "Recorded 3 finding(s)" in recorded.stderr
+    assert run_cli(project, "--baseline", str(baseline), "--format", "json").findings() == []
+
+    loop = project / "taskbot" / "loop.py"  # lines move: old findings stay recognised
+    loop.write_text("# a comment that moves every line down\n" + loop.read_text(encoding="utf-8"), "utf-8")
+    pool = project / "taskbot" / "pool.py"  # a new bypass: reported
+    pool.write_text(
+        pool.read_text(encoding="utf-8")
+        + "\n\ndef again(agent, tool_call, ctx):\n"
+        + "    return BUILTIN_EXECUTORS[tool_call.function.name](agent, json.loads(tool_call.function.arguments), ctx)\n",
+        "utf-8",
+    )
+    later = run_cli(project, "--baseline", str(baseline), "--format", "json")
+    assert [(f["code"], f["path"]) for f in later.findings()] == [("DL101", "taskbot/pool.py")]
+    assert later.exit_code == 1
+
+
+def test_a_broken_baseline_is_a_clear_error(tmp_path: Path, run_cli) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("{not json", encoding="utf-8")
+    result = run_cli(EXAMPLE, "--baseline", str(baseline))
+    assert result.exit_code == 2 and "not a dispatchlint baseline" in result.stderr
