@@ -242,7 +242,8 @@ def test_baseline_records_then_reports_only_new_findings(tmp_path: Path, run_cli
     pool.write_text(
         pool.read_text(encoding="utf-8")
         + "\n\ndef again(agent, tool_call, ctx):\n"
-        + "    return BUILTIN_EXECUTORS[tool_call.function.name](agent, json.loads(tool_call.function.arguments), ctx)\n",
+        + "    arguments = json.loads(tool_call.function.arguments)\n"
+        + "    return BUILTIN_EXECUTORS[tool_call.function.name](agent, arguments, ctx)\n",
         "utf-8",
     )
     later = run_cli(project, "--baseline", str(baseline), "--format", "json")
