@@ -14,7 +14,14 @@ from dispatchlint.baseline import new_findings, read_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunResult, UsageError, analyse
 from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
-from dispatchlint.report import render_github, render_json, render_sarif, render_statistics, render_text
+from dispatchlint.report import (
+    render_github,
+    render_graph,
+    render_json,
+    render_sarif,
+    render_statistics,
+    render_text,
+)
 from dispatchlint.rules import SAFE, all_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -72,6 +79,7 @@ def _explain(code: str) -> str:
 @click.option(
     "--jobs", type=click.IntRange(min=0), default=0, metavar="N", help="Worker processes for indexing (0: one per CPU)."
 )
+@click.option("--graph", is_flag=True, help="Print the tool-call paths as a Mermaid diagram instead of findings.")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.version_option(__version__, prog_name="dispatchlint")
@@ -88,6 +96,7 @@ def command(
     baseline: Optional[Path],
     no_cache: bool,
     jobs: int,
+    graph: bool,
     list_rules: bool,
     explain: Optional[str],
 ) -> int:
@@ -107,6 +116,9 @@ def command(
         return analyse(list(paths), _codes(select), _codes(ignore), use_cache=not no_cache, jobs=jobs)
 
     result = run()
+    if graph:
+        click.echo(render_graph(result.project), nl=False)
+        return EXIT_CLEAN
     if diff:
         return _diff(result, unsafe_fixes)
     if fix:

@@ -256,3 +256,15 @@ def test_a_broken_baseline_is_a_clear_error(tmp_path: Path, run_cli) -> None:
     baseline.write_text("{not json", encoding="utf-8")
     result = run_cli(EXAMPLE, "--baseline", str(baseline))
     assert result.exit_code == 2 and "not a dispatchlint baseline" in result.stderr
+
+
+def test_graph_shows_raw_and_gated_paths(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--graph")
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0 and lines[0] == "flowchart LR"
+    edges = [line for line in lines if "-->" in line]
+    assert sum("|raw L" in edge and "BUILTIN_EXECUTORS" in edge for edge in edges) == 2
+    assert any("|gated L" in edge and "REGISTRY" in edge for edge in edges)
+    assert any("|repairs|" in edge and "coerce_tool_args" in edge for edge in edges)
+    styled = [line for line in lines if line.strip().startswith("linkStyle")]
+    assert len(styled) == len(edges)
