@@ -410,3 +410,23 @@ def run(calls):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:20")}
+
+
+def test_names_defined_through_each_other_do_not_break_the_run(tmp_path: Path, run_cli) -> None:
+    files = {
+        "agent/__init__.py": "",
+        "agent/gate.py": GATE,
+        "agent/registry.py": REGISTRY,
+        "agent/a.py": "from agent.b import TOOLS as OTHER\nTOOLS = OTHER\nx = y\ny = x\n",
+        "agent/b.py": "from agent.a import TOOLS as OTHER\nTOOLS = OTHER\n",
+        "agent/c.py": (
+            "class Loop:\n"
+            "    def __init__(self):\n"
+            "        self.a = self.b\n"
+            "        self.b = self.a\n"
+            "    def run(self, call):\n"
+            "        return self.a[call.name](call.arguments)\n"
+        ),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.exit_code == 0 and result.stderr == ""

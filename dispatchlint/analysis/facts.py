@@ -208,13 +208,16 @@ class ChainArm:
 
 @dataclass(frozen=True)
 class NameChain:
-    """An if/elif chain on a tool-name variable whose fallback hands the name to ``fallback``."""
+    """An if/elif chain on a tool-name variable whose fallback hands the name on.
+
+    ``fallbacks`` are the calls in the fallback that are handed the name (or a copy of it), in source order:
+    ``(callee as written, span)``; the linker keeps the chain when one of them is a gated entry.
+    """
 
     function: str
     variable: str
     arms: Tuple[ChainArm, ...]
-    fallback: str
-    fallback_span: Span
+    fallbacks: Tuple[Tuple[str, Span], ...]
     span: Span
 
 

@@ -940,8 +940,8 @@ class _ModuleIndexer:
         anchor: cst.CSTNode,
         scope: _Scope,
     ) -> None:
-        fallback = self._fallback_call(fallback_body, variable)
-        if fallback is None:
+        fallbacks = self._fallback_calls(fallback_body, variable)
+        if not fallbacks:
             return
         chain_arms = []
         for test, names, body in arms:
@@ -955,24 +955,23 @@ class _ModuleIndexer:
             callees = tuple(filter(None, (syn.dotted_name(call.func) for call in calls)))
             chain_arms.append(ChainArm(names, flows, callees, self.span(test)))
         function = scope.qualname if scope.kind == "function" else ""
-        self.chains.append(
-            NameChain(function, variable, tuple(chain_arms), fallback[0], fallback[1], self.span(anchor))
-        )
+        self.chains.append(NameChain(function, variable, tuple(chain_arms), fallbacks, self.span(anchor)))
 
-    def _fallback_call(self, body: Sequence[cst.CSTNode], variable: str) -> Optional[Tuple[str, Span]]:
-        """The first call in the fallback that is handed the tested name (or a copy of it, such as the
-        ``_tn`` of ``_tn, _ta = tool_name, args`` captured for a lambda)."""
+    def _fallback_calls(self, body: Sequence[cst.CSTNode], variable: str) -> Tuple[Tuple[str, Span], ...]:
+        """The calls in the fallback that are handed the tested name (or a copy of it, such as the ``_tn`` of
+        ``_tn, _ta = tool_name, args`` captured for a lambda), in source order."""
         names = {variable}
+        found: List[Tuple[str, Span]] = []
         for statement in body:
             for call in pat.all_calls(statement):
                 callee = syn.dotted_name(call.func)
                 passes_name = any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in call.args)
                 if callee is not None and passes_name:
-                    return callee, self.span(call)
+                    found.append((callee, self.span(call)))
             for target, value in pat.simple_assignments(statement):
                 if syn.dotted_name(value) in names and isinstance(target, cst.Name):
                     names.add(target.value)
-        return None
+        return tuple(found)
 
 
 # -------------------------------------------------------------------------------------------------- helpers

@@ -131,6 +131,8 @@ class Site:
     chain: Optional[NameChain] = None
     arm: Optional[ChainArm] = None
     fallback: str = ""
+    #: The fallback's call of the gated entry (for chain arms).
+    fallback_span: Optional[Span] = None
     #: Independent evidence that this is a tool path (not only a parameter's name).
     corroborated: bool = False
     #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
@@ -831,9 +833,15 @@ class Project:
 
     def _chain_sites(self, module: ModuleFacts, chain: NameChain) -> List[Site]:
         class_name = self.class_of(module, chain.function)
-        fallback = self.resolve(module, chain.fallback, chain.function, class_name)
-        if fallback is None or not (fallback in self.gated_entries or fallback in self.gate_functions):
+        resolved = (
+            (self.resolve(module, callee, chain.function, class_name), span) for callee, span in chain.fallbacks
+        )
+        gated = [
+            (q, span) for q, span in resolved if q is not None and (q in self.gated_entries or q in self.gate_functions)
+        ]
+        if not gated:
             return []
+        fallback, fallback_span = gated[0]
         sites = []
         for arm in chain.arms:
             guarded = any(
@@ -844,7 +852,18 @@ class Project:
             verdict = GATED if guarded else self._site_verdict(module, chain.function, arm.flows)
             sites.append(
                 Site(
-                    module, chain.function, arm.span, "chain", chain.variable, True, verdict, None, chain, arm, fallback
+                    module,
+                    chain.function,
+                    arm.span,
+                    "chain",
+                    chain.variable,
+                    True,
+                    verdict,
+                    None,
+                    chain,
+                    arm,
+                    fallback,
+                    fallback_span,
                 )
             )
         return sites

@@ -71,6 +71,7 @@ class SymbolTable:
         """The qualified name ``dotted`` denotes where it is written (external names are returned as imported)."""
         key = (module.module, dotted, function, class_name)
         if key not in self._resolved:
+            self._resolved[key] = None  # a name defined through itself (``x = y``, ``y = x``) denotes nothing
             self._resolved[key] = self._resolve(module, dotted, function, class_name)
         return self._resolved[key]
 

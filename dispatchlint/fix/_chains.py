@@ -63,7 +63,7 @@ def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) 
     source = sources.get(site.module.path)
     test = source.expression_at(chain.span)
     statement = source.parent(test) if test is not None else None
-    fallback = source.node_at(chain.fallback_span, cst.Call)
+    fallback = source.node_at(site.fallback_span, cst.Call) if site.fallback_span is not None else None
     if not isinstance(statement, cst.If) or fallback is None:
         return "the chain's code cannot be found"
     passed = [
