@@ -151,10 +151,7 @@ def _module_reference(facts: ModuleFacts, tree: cst.Module, target: str) -> str:
 
 def _top_level_smalls(tree: cst.Module) -> List[cst.BaseSmallStatement]:
     return [
-        small
-        for statement in tree.body
-        if isinstance(statement, cst.SimpleStatementLine)
-        for small in statement.body
+        small for statement in tree.body if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
     ]
 
 
@@ -219,6 +216,8 @@ def _is_stdlib(top: str) -> bool:
     if origin in ("built-in", "frozen"):
         return True
     return os.path.normcase(origin).startswith(_STDLIB_PATH) and "site-packages" not in origin
+
+
 _STANDARD, _THIRD_PARTY, _PROJECT = range(3)
 
 
@@ -241,7 +240,7 @@ def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_pac
     start = _prelude_end(body)
     block = _import_block(body, start, project_packages)
     small = statement.body[0]
-    merged = _merged(body, block, small)
+    merged = _merged(body, _module_imports(body, project_packages), small)
     if merged is not None:
         return tree.with_changes(body=merged)
     key = _sort_key(small)
@@ -322,6 +321,23 @@ def _import_block(body: Sequence[Statement], start: int, project_packages: Set[s
         small = statement.body[0]
         placed.append(_Placed(index, _group(small, project_packages), isinstance(small, cst.Import), _sort_key(small)))
     return placed
+
+
+def _module_imports(body: Sequence[Statement], project_packages: Set[str]) -> List[_Placed]:
+    """Every import line at module level, also those after code (``logger = ...`` between imports): a new name
+    from a module already imported joins that line wherever it is."""
+    return [
+        _Placed(
+            index,
+            _group(statement.body[0], project_packages),
+            isinstance(statement.body[0], cst.Import),
+            _sort_key(statement.body[0]),
+        )
+        for index, statement in enumerate(body)
+        if isinstance(statement, cst.SimpleStatementLine)
+        and statement.body
+        and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+    ]
 
 
 def _group(small: cst.BaseSmallStatement, project_packages: Set[str]) -> int:
