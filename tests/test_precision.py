@@ -430,3 +430,44 @@ def test_names_defined_through_each_other_do_not_break_the_run(tmp_path: Path, r
     }
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_a_registered_tool_called_directly_with_wire_arguments_is_a_bypass(tmp_path: Path, run_cli) -> None:
+    tools = '''
+from agent.gate import coerce_tool_args
+
+def memory_tool(action=None, content=None):
+    return action, content
+
+class Registry:
+    def __init__(self):
+        self._tools = {}
+
+    def register(self, name, schema, handler):
+        self._tools[name] = handler
+
+    def dispatch(self, name, args):
+        return self._tools[name](coerce_tool_args(name, args))
+
+registry = Registry()
+registry.register(name="memory", schema={}, handler=lambda args: memory_tool(**args))
+'''
+    loop = '''
+import json
+from agent.tools import memory_tool, registry
+
+def flush(tool_calls):
+    for tc in tool_calls:
+        if tc.function.name == "memory":
+            args = json.loads(tc.function.arguments)
+            memory_tool(action=args.get("action"), content=args.get("content"))
+
+def step(tc):
+    return registry.dispatch(tc.function.name, json.loads(tc.function.arguments))
+
+def warm_up():
+    return memory_tool(action="list")
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools, "agent/loop.py": loop}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:9")}

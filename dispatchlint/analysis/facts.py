@@ -204,6 +204,8 @@ class ChainArm:
     flows: Tuple[Flow, ...]
     callees: Tuple[str, ...]
     span: Span
+    #: Where the arm's body is (the calls in it are the arm's, not dispatch sites of their own).
+    body: Optional[Span] = None
 
 
 @dataclass(frozen=True)

@@ -953,7 +953,7 @@ class _ModuleIndexer:
                 if not isinstance(arg.value, cst.Name) or arg.value.value != variable
             )
             callees = tuple(filter(None, (syn.dotted_name(call.func) for call in calls)))
-            chain_arms.append(ChainArm(names, flows, callees, self.span(test)))
+            chain_arms.append(ChainArm(names, flows, callees, self.span(test), self.span(body)))
         function = scope.qualname if scope.kind == "function" else ""
         self.chains.append(NameChain(function, variable, tuple(chain_arms), fallbacks, self.span(anchor)))
 

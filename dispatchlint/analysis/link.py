@@ -687,6 +687,7 @@ class Project:
                     )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
+        sites.extend(self._direct_sites(sites))
         corroborated_tables = {
             id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
         }
@@ -700,6 +701,40 @@ class Project:
             )
             for site in sites
         ]
+
+    def _direct_sites(self, sites: Sequence[Site]) -> List[Site]:
+        """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
+        second entry point as much as a table (``args = json.loads(tc.function.arguments); memory_tool(...)``).
+
+        Only executors the project registers by tool name (a registration call, or a table keyed by declared
+        tool names) count, and only arguments seen coming from the wire: the strongest evidence there is.
+        """
+        executors = dict(self.registered_executors())
+        schema_names = set(self.schemas)
+        for table in self.tables.values():
+            if table.configured or table.keys & schema_names:
+                for entry in table.entries:
+                    for executor in entry.executors:
+                        executors.setdefault(executor, set()).update([entry.key] if entry.key else [])
+        arm_bodies: Dict[str, List[Span]] = defaultdict(list)
+        for site in sites:
+            if site.arm is not None and site.arm.body is not None:
+                arm_bodies[site.module.path].append(site.arm.body)
+        found: List[Site] = []
+        for module in self.modules:
+            for call in module.calls:
+                called = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+                if called is None or called not in executors:
+                    continue
+                if any(_within(call.span, body) for body in arm_bodies[module.path]):
+                    continue
+                flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                verdict = self._site_verdict(module, call.function, flows)
+                if verdict != RAW:
+                    continue
+                names = ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
+                found.append(Site(module, call.function, call.span, "direct", names, True, verdict))
+        return found
 
     def _expand_param_dispatches(self, module: ModuleFacts, dispatches: List[Dispatch]) -> List[Dispatch]:
         """A dispatch of a tool object handed in as a parameter becomes one dispatch per caller that looked it
@@ -979,6 +1014,13 @@ def combine(verdicts: Sequence[str], every: bool) -> str:
         if verdict in verdicts:
             return verdict
     return UNKNOWN
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (inner.end_line, inner.end_column) <= (
+        outer.end_line,
+        outer.end_column,
+    )
 
 
 def _position(call: Call, definition: FunctionDef, parameter: str) -> Optional[int]:

@@ -49,8 +49,9 @@ BUILTIN_EXECUTORS = {"plan": _plan}
 class UnguardedDispatch(Rule):
     """## What it does
     Reports a call that runs a tool from an executor table (or from an arm of an if/elif chain on the tool
-    name) with the model's arguments as they arrived, in a project that repairs arguments in a gate
-    (`coerce_tool_args` by default) on its other paths.
+    name, or a registered tool's executor called by name) with the model's arguments as they arrived, in a
+    project that repairs arguments in a gate (`coerce_tool_args` by default) on its other paths. Reaching past a
+    tool object's own validation (`tool.func(...)`, `tool._run(...)`) is reported too, gate or not.
 
     ## Why is this bad?
     Models send arrays as JSON strings, `"42"` for 42, `"true"` for true, one value where a list is declared.
@@ -207,6 +208,11 @@ class UnguardedDispatch(Rule):
             return (
                 f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
+            )
+        if site.kind == "direct":
+            return (
+                f"the executor of tool `{site.key}` is called directly {where} with the model's raw arguments, "
+                f"outside the path that repairs them with {gate}: call it through the gated entry, or coerce first"
             )
         if site.arm is not None:
             names = ", ".join(f"`{name}`" for name in site.arm.names)
