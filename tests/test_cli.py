@@ -268,3 +268,22 @@ def test_graph_shows_raw_and_gated_paths(run_cli) -> None:
     assert any("|repairs|" in edge and "coerce_tool_args" in edge for edge in edges)
     styled = [line for line in lines if line.strip().startswith("linkStyle")]
     assert len(styled) == len(edges)
+
+
+def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dispatchlint.analysis import cache
+
+    original = cache.index_source
+
+    def failing(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
+        if path.endswith("pool.py"):
+            raise ValueError("unexpected shape")
+        return original(path, module, is_package, source)
+
+    monkeypatch.setattr(cache, "index_source", failing)
+    result = run_cli(EXAMPLE, "--format", "json")
+    assert result.exit_code == 2
+    assert "taskbot/pool.py: internal error while indexing (ValueError: unexpected shape)" in result.stderr
+    assert {f["path"] for f in result.findings()} == {"taskbot/builtin.py", "taskbot/loop.py"}

@@ -471,3 +471,17 @@ def warm_up():
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools, "agent/loop.py": loop}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:9")}
+
+
+def test_one_line_bodies_are_read_like_blocks(tmp_path: Path, run_cli) -> None:
+    source = '''
+import json
+from agent.registry import REGISTRY
+
+def run(call):
+    fn = REGISTRY.get(call.function.name)
+    if fn: return fn(**json.loads(call.function.arguments))
+'''
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:7")}

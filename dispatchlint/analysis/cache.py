@@ -15,7 +15,7 @@ import pickle
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis.discover import SourceFile
@@ -67,8 +67,12 @@ class FactsCache:
         return self.folder / key[:2] / f"{key}.pickle"
 
 
-def _index_one(job: Tuple[str, str, bool, bytes]) -> ModuleFacts:
-    return index_source(*job)
+def _index_one(job: Tuple[str, str, bool, bytes]) -> Union[ModuleFacts, str]:
+    """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files)."""
+    try:
+        return index_source(*job)
+    except Exception as error:  # noqa: BLE001 - reported per file, with exit code 2
+        return f"{job[0]}: internal error while indexing ({type(error).__name__}: {error}); please report it"
 
 
 def index_files(
@@ -96,6 +100,9 @@ def index_files(
     else:
         computed = [_index_one(job) for job in jobs_for_work]
     for (slot, key, _), facts in zip(pending, computed):
+        if isinstance(facts, str):
+            errors.append(facts)
+            continue
         slots[slot] = facts
         if cache is not None:
             cache.store(key, facts)

@@ -259,6 +259,8 @@ class _ModuleIndexer:
                 if item.asname is not None:
                     self._bind_unknown(item.asname.name, scope)
             self._block(statement.body.body, scope)
+        elif isinstance(statement, cst.BaseSmallStatement):  # the body of a one-line ``if x: return f(y)``
+            self._small_statement(statement, scope)
         elif isinstance(statement, cst.Match):
             self._expression(statement.subject, scope)
             self._match_chain(statement, scope)
