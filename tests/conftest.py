@@ -7,7 +7,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Sequence, Set, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
 import pytest
 
@@ -46,6 +46,13 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
         return Run(code, captured.out, captured.err)
 
     return run
+
+
+def subprocess_env(*first: Path) -> Dict[str, str]:
+    """The environment for a child interpreter: ``first`` on its path, then this checkout (so that
+    ``dispatchlint`` imports whether or not it is installed), then whatever PYTHONPATH was already set."""
+    paths = [str(path) for path in first] + [str(REPO), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def read_expected(fixture: Path) -> Tuple[Set[Tuple[str, str]], Sequence[str]]:

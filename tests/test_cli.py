@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, write_project
+from conftest import FIXTURES, REPO, subprocess_env, write_project
 
 EXAMPLE = FIXTURES / "example"
 
@@ -157,12 +157,20 @@ def test_suppression_comment(tmp_path: Path, run_cli) -> None:
     assert ("DL101", "taskbot/pool.py:21") in result.locations()
 
 
-def test_console_script_and_module_entry_point() -> None:
-    for command in ([sys.executable, "-m", "dispatchlint", "--format", "json"],):
-        completed = subprocess.run(command, cwd=EXAMPLE, capture_output=True, text=True, check=False)
-        assert completed.returncode == 1, completed.stderr
-        assert len(json.loads(completed.stdout)["findings"]) == 3
-    version = subprocess.run([sys.executable, "-m", "dispatchlint", "--version"], capture_output=True, text=True)
+def test_module_entry_point() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "dispatchlint", "--format", "json", "--no-cache"],
+        cwd=EXAMPLE,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert len(json.loads(completed.stdout)["findings"]) == 3
+    version = subprocess.run(
+        [sys.executable, "-m", "dispatchlint", "--version"], env=subprocess_env(), capture_output=True, text=True
+    )
     assert version.returncode == 0 and "dispatchlint" in version.stdout
 
 

@@ -6,7 +6,6 @@ registry) answer exactly as before. The same probe on the unfixed project shows 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any, Dict
 
 import pytest
 
+from conftest import subprocess_env
 from fixproject import FixCase, copy_project, fix_cases
 
 CASES = {case.name: case for case in fix_cases()}
@@ -166,11 +166,10 @@ UNCHANGED = {
 
 
 def _probe(project: Path, name: str) -> Dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
         [sys.executable, "-c", _PRELUDE + PROBES[name] + "\nprint(json.dumps(out))"],
         cwd=project,
-        env=env,
+        env=subprocess_env(project),
         capture_output=True,
         text=True,
         timeout=60,
