@@ -709,13 +709,10 @@ class Project:
         Only executors the project registers by tool name (a registration call, or a table keyed by declared
         tool names) count, and only arguments seen coming from the wire: the strongest evidence there is.
         """
-        executors = dict(self.registered_executors())
         schema_names = set(self.schemas)
-        for table in self.tables.values():
-            if table.configured or table.keys & schema_names:
-                for entry in table.entries:
-                    for executor in entry.executors:
-                        executors.setdefault(executor, set()).update([entry.key] if entry.key else [])
+        executors = self._tools_served(
+            table for table in self.tables.values() if table.configured or table.keys & schema_names
+        )
         arm_bodies: Dict[str, List[Span]] = defaultdict(list)
         for site in sites:
             if site.arm is not None and site.arm.body is not None:
@@ -929,13 +926,17 @@ class Project:
         """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
         entries are named after their functions) and registration calls that hand over a handler."""
         if self._executor_tools is None:
-            tools = {executor: set(names) for executor, names in self.registered_executors().items()}
-            for table in self.tool_tables():
-                for entry in table.entries:
-                    for executor in entry.executors:
-                        tools.setdefault(executor, set()).update([entry.key] if entry.key is not None else [])
-            self._executor_tools = tools
+            self._executor_tools = self._tools_served(self.tool_tables())
         return self._executor_tools
+
+    def _tools_served(self, tables: Iterable[LinkedTable]) -> Dict[str, Set[str]]:
+        """Executor -> tool names, from registration calls and the entries of ``tables``."""
+        tools = {executor: set(names) for executor, names in self.registered_executors().items()}
+        for table in tables:
+            for entry in table.entries:
+                for executor in entry.executors:
+                    tools.setdefault(executor, set()).update([entry.key] if entry.key is not None else [])
+        return tools
 
     def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
         """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by
