@@ -17,6 +17,10 @@ class ConfigError(Exception):
     """The configuration cannot be used; the message names the file and the key."""
 
 
+#: Where test code lives in most Python projects.
+DEFAULT_TEST_PATHS = ("tests/", "test/", "testing/", "test_*.py", "*_test.py", "conftest.py")
+
+
 @dataclass(frozen=True)
 class Config:
     """What a project can tell dispatchlint. Every field mirrors a ``[tool.dispatchlint]`` key."""
@@ -40,13 +44,16 @@ class Config:
     #: More tool-object types that validate their own arguments (base classes, factories, decorators, dotted
     #: names or package prefixes), next to the built-in list of agent frameworks.
     tool_types: Tuple[str, ...] = ()
+    #: Gitignore-style patterns of test code: analysed (a test may be the only caller that links two modules)
+    #: but never reported, and never the source of a gate or a sanitizer. ``test-paths = []`` reports them.
+    test_paths: Tuple[str, ...] = DEFAULT_TEST_PATHS
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
-        return repr((self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types))
+        return repr((self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types, self.test_paths))
 
 
-_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore", "tool-types"}
+_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore", "tool-types", "test-paths"}
 _KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores"}
 
 

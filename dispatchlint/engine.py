@@ -97,10 +97,13 @@ def _filter(
 ) -> List[Finding]:
     suppressed: Dict[str, Dict[int, Tuple[str, ...]]] = {m.path: dict(m.suppressions) for m in modules}
     per_file = [(PathMatcher([pattern]), set(codes)) for pattern, codes in config.per_file_ignores]
+    tests = PathMatcher(config.test_paths)
     kept = []
     for finding in findings:
         absolute = root / finding.path
         if not any(absolute == target or target in absolute.parents for target in targets):
+            continue
+        if tests.matches(finding.path):
             continue
         codes = suppressed.get(finding.path, {}).get(finding.span.line)
         if codes is not None and (not codes or finding.code in codes):

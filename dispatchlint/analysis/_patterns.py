@@ -6,6 +6,8 @@ t.name == name)``), table-shaped dict literals, registering-decorator keys, para
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -34,6 +36,43 @@ def rewrites_values(node: cst.CSTNode) -> bool:
         callee = syn.dotted_name(node.func)
         return callee is not None and callee.split(".")[-1] in _CONVERSIONS
     return False
+
+
+def renames_keys(node: cst.CSTNode) -> bool:
+    """A mapping rebuilt under translated keys, its values kept: ``{names.get(k, k): v for k, v in ...}`` or
+    ``out[names[k]] = v``. Restoring sanitized property names looks like this; repairing values does not."""
+    if isinstance(node, cst.DictComp):
+        targets = set(target_names(node.for_in.target))
+        key, value = node.key, node.value
+        return (
+            not isinstance(key, cst.Name)
+            and isinstance(value, cst.Name)
+            and value.value in targets
+            and any(isinstance(inner, cst.Name) and inner.value in targets for inner in syn.walk(key))
+        )
+    if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                index = syn.subscript_index(target.target)
+                if isinstance(index, (cst.Subscript, cst.Call)):
+                    return True
+    return False
+
+
+#: The last word of a name that holds what a tool or a service returned, not what the model asked for.
+_RESULT_WORDS = re.compile(
+    r"(^|_)(result|results|output|outputs|response|resp|observation|reply|stdout|content|body|text|payload|"
+    r"envelope|raw_result|tool_result|return_value)$"
+)
+
+
+def names_a_result(node: cst.BaseExpression) -> bool:
+    """Whether an expression names a result (``result``, ``tool_output``, ``resp.text``): parsing it is reading
+    a tool's output or a service's response, never the model's tool-call arguments."""
+    dotted = syn.dotted_name(node)
+    if dotted is None:
+        return False
+    return bool(_RESULT_WORDS.search(dotted.split(".")[-1].lower()))
 
 
 def all_calls(node: Union[cst.CSTNode, Sequence[cst.CSTNode]]) -> Iterable[cst.Call]:

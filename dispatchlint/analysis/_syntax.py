@@ -58,6 +58,20 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def callee_name(node: cst.BaseExpression) -> Optional[str]:
+    """What a call calls, as written: ``a.b.c``, or ``f().attr`` for an attribute of what a call without
+    arguments returns (``_ra().handle_function_call``, a lazily imported module's function)."""
+    dotted = dotted_name(node)
+    if dotted is not None or not isinstance(node, cst.Attribute):
+        return dotted
+    inner = node.value
+    if isinstance(inner, cst.Call) and not inner.args:
+        head = dotted_name(inner.func)
+        if head is not None:
+            return f"{head}().{node.attr.value}"
+    return None
+
+
 def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:
     """The value of a plain (non f-) string literal, else None."""
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
@@ -233,6 +247,38 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
+        stack.extend(reversed(children(current)))
+
+
+def calls_and_lambdas(node: cst.CSTNode) -> Tuple[List[cst.Call], List[cst.Lambda]]:
+    """The calls under ``node`` that run where it is evaluated, and the lambdas that hold the others (each
+    lambda is a function of its own), in source order; nested definitions are not entered."""
+    calls: List[cst.Call] = []
+    lambdas: List[cst.Lambda] = []
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Lambda):
+            lambdas.append(current)
+            continue
+        if isinstance(current, cst.Call):
+            calls.append(current)
+        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(reversed(children(current)))
+    return calls, lambdas
+
+
+def definitions_in(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The ``def`` and ``lambda`` nodes under ``node``, not those nested inside them."""
+    stack: List[cst.CSTNode] = list(reversed(children(node)))
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            yield current.name if isinstance(current, cst.FunctionDef) else current
+            continue
+        if isinstance(current, cst.ClassDef):
+            continue
         stack.extend(reversed(children(current)))
 
 

@@ -166,6 +166,8 @@ class Dispatch:
     span: Span
     #: The callable is this parameter of ``function``; its callers say where they looked it up.
     through_param: str = ""
+    #: The object is built right here by calling this (``SearchTool()._run(...)``), not looked up.
+    constructed: str = ""
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,9 @@ class Call:
     literals: Tuple[Tuple[str, str, str], ...] = ()
     #: Arguments that are callables looked up by name: ``(slot, table, resolver, key, key is a tool name)``.
     looked_up: Tuple[Tuple[str, str, str, str, bool], ...] = ()
+    #: Arguments that are functions of this module handed on as values: ``(slot, qualified name)`` of a lambda
+    #: or a nested ``def`` (``run_middleware(name, args, lambda a: fn(agent, a, ctx))``, ``execute=_execute``).
+    functions: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,9 @@ class ChainArm:
     span: Span
     #: Where the arm's body is (the calls in it are the arm's, not dispatch sites of their own).
     body: Optional[Span] = None
+    #: Functions and lambdas the arm defines and hands on (``def _execute(next_args): return todo(...)``):
+    #: their calls run the arm's tool, later, with whatever the code they are handed to passes them.
+    closures: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -262,6 +270,12 @@ class FunctionDef:
     rewrites_values: bool = False
     #: What each ``return`` gives back: ``(returns a tuple, flow of the value or of the tuple's first item)``.
     returns: Tuple[Tuple[bool, Flow], ...] = ()
+    #: Names the function returns as written (``return run_agent``, ``return self._tools``); ``<return>`` for a
+    #: table literal built in the ``return`` statement itself.
+    returns_names: Tuple[str, ...] = ()
+    #: Builds a mapping whose keys are other keys translated (``{originals.get(k, k): v for k, v in ...}``):
+    #: what restoring sanitized property names does.
+    renames_keys: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ resolves anything across modules: names stay as written, for the linker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -68,6 +68,7 @@ class _Callable(NamedTuple):
     key: str
     key_is_name: bool
     param: str = ""
+    constructed: str = ""
 
 
 @dataclass
@@ -84,6 +85,8 @@ class _Scope:
     scans: Dict[str, str] = field(default_factory=dict)
     #: What the function's ``return`` statements give back (see ``FunctionDef.returns``).
     returns: List[Tuple[bool, Flow]] = field(default_factory=list)
+    #: Names the function returns as written (see ``FunctionDef.returns_names``).
+    returned_names: List[str] = field(default_factory=list)
 
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
@@ -149,6 +152,14 @@ class _ModuleIndexer:
         self.json_parses: List[JsonParse] = []
         self.schemas: List[SchemaDef] = []
         self.chain_members: Set[cst.If] = set()
+        #: Qualified names already given to a function of this module: a redefinition (``def _execute`` in
+        #: each arm of a chain) is a function of its own, named ``_execute@LINE``.
+        self.defined: Set[str] = set()
+        #: The qualified name given to each ``def`` and ``lambda`` node.
+        self.function_names: Dict[cst.CSTNode, str] = {}
+        #: Chain arms whose closures get their names once the arm's body has been walked:
+        #: ``(chain index, arm index, the closure nodes)``.
+        self.pending_closures: List[Tuple[int, int, Tuple[cst.CSTNode, ...]]] = []
 
     # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -170,7 +181,7 @@ class _ModuleIndexer:
             dispatches=tuple(self.dispatches),
             lookups=tuple(self.lookups),
             calls=tuple(self.calls),
-            chains=tuple(self.chains),
+            chains=tuple(self._chains_with_closures()),
             json_parses=tuple(self.json_parses),
             schemas=tuple(self.schemas),
             suppressions=suppressions,
@@ -182,12 +193,30 @@ class _ModuleIndexer:
         self._prepass()
         self._block(self.tree.body, _Scope("module", "", ""))
 
+    def _chains_with_closures(self) -> List[NameChain]:
+        chains = list(self.chains)
+        for chain_index, arm_index, nodes in self.pending_closures:
+            chain = chains[chain_index]
+            names = tuple(self.function_names[node] for node in nodes if node in self.function_names)
+            arms = list(chain.arms)
+            arms[arm_index] = replace(arms[arm_index], closures=names)
+            chains[chain_index] = replace(chain, arms=tuple(arms))
+        return chains
+
+    def _unique_qualname(self, qualname: str, node: cst.CSTNode) -> str:
+        if qualname in self.defined:
+            qualname = f"{qualname}@{self.span(node).line}"
+        self.defined.add(qualname)
+        self.function_names[node] = qualname
+        return qualname
+
     def _prepass(self) -> None:
         """One walk over the module for what needs no scope: schemas, and per function whether it reads a
         schema's ``properties`` (where), rewrites values and calls a validator (gates by behaviour)."""
         self.property_reads: Dict[cst.FunctionDef, List[int]] = {}
         self.validating: Set[cst.FunctionDef] = set()
         self.rewriting: Set[cst.FunctionDef] = set()
+        self.renaming: Set[cst.FunctionDef] = set()
         schemas = SchemaCollector(self.constants, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
@@ -202,6 +231,8 @@ class _ModuleIndexer:
                     self.validating.update(functions)
             if functions and pat.rewrites_values(node):
                 self.rewriting.update(functions)
+            if functions and pat.renames_keys(node):
+                self.renaming.add(functions[-1])
             if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
@@ -386,6 +417,7 @@ class _ModuleIndexer:
 
     def _function(self, node: cst.FunctionDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
+        qualname = self._unique_qualname(qualname, node.name)
         class_name = scope.qualname if scope.kind == "class" else scope.class_name
         params = pat.param_names(node.params)
         annotations = tuple(
@@ -428,8 +460,51 @@ class _ModuleIndexer:
                 span=self.span(node.name),
                 returns=tuple(inner.returns),
                 rewrites_values=node in self.rewriting,
+                returns_names=tuple(inner.returned_names),
+                renames_keys=node in self.renaming,
             )
         )
+        self.function_names[node] = qualname
+
+    def _lambda(self, node: cst.Lambda, scope: _Scope) -> str:
+        """A lambda is a function of its own, named after its position: its parameters are what its caller
+        passes (``run_middleware`` calling ``execute(args)``), its closure what the enclosing scope held."""
+        position = self.span(node)
+        name = f"<lambda:{position.line}:{position.column}>"
+        if node in self.function_names:
+            return self.function_names[node]
+        qualname = self._unique_qualname(f"{scope.qualname}.{name}" if scope.qualname else name, node)
+        params = pat.param_names(node.params)
+        inner = _Scope("function", qualname, scope.class_name)
+        if scope.kind == "function":
+            inner.env, inner.callables, inner.pieces = scope.child_state()
+            inner.nested = dict(scope.nested)
+        inner.params = params
+        for param in params:
+            inner.env[param] = Param(qualname, param)
+            inner.callables.pop(param, None)
+            inner.pieces.pop(param, None)
+        self._expression(node.body, inner)
+        self._returned(node.body, inner, node.body)
+        self.functions.append(
+            FunctionDef(
+                qualname=qualname,
+                name="<lambda>",
+                class_name="",
+                params=params,
+                annotations=(),
+                decorators=(),
+                decorator_keys=(),
+                is_async=False,
+                reads_schema_properties=False,
+                validates_arguments=False,
+                property_read_lines=(),
+                span=position,
+                returns=tuple(inner.returns),
+                returns_names=tuple(inner.returned_names),
+            )
+        )
+        return qualname
 
     def _class(self, node: cst.ClassDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
@@ -625,10 +700,13 @@ class _ModuleIndexer:
     # ---------------------------------------------------------------------------------------------- expressions
 
     def _expression(self, expression: cst.CSTNode, scope: _Scope) -> None:
-        """Record every call in an expression (lambdas included: their calls run in this scope's closure), then
-        bind what assignment expressions assign (``if (fn := TOOLS.get(name)): fn(args)``)."""
-        for call in pat.all_calls(expression):
+        """Record every call in an expression and every lambda in it (a function of its own, whose calls run
+        later), then bind what assignment expressions assign (``if (fn := TOOLS.get(name)): fn(args)``)."""
+        calls, lambdas = syn.calls_and_lambdas(expression)
+        for call in calls:
             self._call(call, scope)
+        for node in lambdas:
+            self._lambda(node, scope)
         for node in syn.walk(expression):
             if isinstance(node, cst.NamedExpr):
                 self._assign(node.target, node.value, scope, node)
@@ -636,7 +714,7 @@ class _ModuleIndexer:
     def _call(self, call: cst.Call, scope: _Scope) -> None:
         function = scope.qualname if scope.kind == "function" else ""
         self._dispatch(call, scope, function)
-        callee = syn.dotted_name(call.func)
+        callee = syn.callee_name(call.func)
         if callee is None:
             return
         if callee.endswith(".update") and call.args:
@@ -648,6 +726,7 @@ class _ModuleIndexer:
         star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
         literals = []
         looked_up = []
+        functions = []
         for position, arg in enumerate(call.args):
             if arg.star:
                 break
@@ -657,15 +736,29 @@ class _ModuleIndexer:
                 literals.append((slot, "str", text))
             elif ref is not None:
                 literals.append((slot, "ref", ref))
-            elif isinstance(arg.value, cst.Lambda) and isinstance(arg.value.body, cst.Call):
-                called = syn.dotted_name(arg.value.body.func)
-                if called is not None:
-                    literals.append((slot, "lambda", called))
+                if ref in scope.nested:
+                    functions.append((slot, scope.nested[ref]))
+            elif isinstance(arg.value, cst.Lambda):
+                functions.append((slot, self._lambda(arg.value, scope)))
+                if isinstance(arg.value.body, cst.Call):
+                    called = syn.dotted_name(arg.value.body.func)
+                    if called is not None:
+                        literals.append((slot, "lambda", called))
             if isinstance(arg.value, cst.Name) and arg.value.value in scope.callables:
                 source = scope.callables[arg.value.value]
                 looked_up.append((slot, source.table, source.resolver, source.key, source.key_is_name))
         self.calls.append(
-            Call(function, callee, positional, keywords, star, self.span(call), tuple(literals), tuple(looked_up))
+            Call(
+                function,
+                callee,
+                positional,
+                keywords,
+                star,
+                self.span(call),
+                tuple(literals),
+                tuple(looked_up),
+                tuple(functions),
+            )
         )
         if self.resolve_local(callee) in _JSON_PARSERS and call.args and scope.kind == "function":
             piece = self._param_piece(call.args[0].value, scope)
@@ -701,6 +794,7 @@ class _ModuleIndexer:
                 kind,
                 self.span(call),
                 source.param,
+                source.constructed,
             )
         )
 
@@ -712,8 +806,14 @@ class _ModuleIndexer:
             func = func.value
         bypassed = [attribute for attribute in reached if attribute in BYPASS_ATTRIBUTES]
         if not bypassed:
-            return None, "call"
+            if len(reached) != 1:
+                return None, "call"
+            # ``tool = TOOLS.get(name); tool.call(ctx, **args)``: a method of a tool object looked up by name
+            return self._callable_source(func, scope, resolver_calls=False), f"method:{reached[0]}"
         kind = f"bypass:{bypassed[-1]}"
+        if isinstance(func, cst.Call) and not func.args and syn.dotted_name(func.func) is not None:
+            # ``SearchTool()._run(**call["args"])``: a tool object built right here
+            return _Callable("", "", "", False, constructed=syn.dotted_name(func.func) or ""), kind
         source = self._callable_source(func, scope, resolver_calls=False)
         if source is None and isinstance(func, cst.Name):
             flow = scope.env.get(func.value)
@@ -727,14 +827,14 @@ class _ModuleIndexer:
         """What callable an expression denotes: ``T[key]``, ``T.get(key)``, a linear scan, a name holding one,
         ``resolve(key)``."""
         if isinstance(expression, cst.Subscript):
-            table = syn.dotted_name(expression.value)
+            table = _table_expression(expression.value)
             key = syn.subscript_index(expression)
             if table is not None and key is not None and syn.string_value(key) is None:
                 return _Callable(table, "", self._text(key), syn.is_tool_name_key(key))
             return None
         pair = syn.get_call(expression)
         if pair is not None:
-            table = syn.dotted_name(pair[0])
+            table = _table_expression(pair[0])
             if table is not None and syn.string_value(pair[1]) is None:
                 return _Callable(table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]))
             return None
@@ -745,15 +845,22 @@ class _ModuleIndexer:
             return _Callable(scan[0], "", self._text(scan[1]), True)
         if isinstance(expression, cst.Call) and resolver_calls:
             callee = syn.dotted_name(expression.func)
-            if callee is not None and expression.args and expression.args[0].keyword is None:
-                key = expression.args[0].value
-                if syn.is_tool_name_key(key):
-                    return _Callable("", callee, self._text(key), True)
+            keys = [arg.value for arg in expression.args if not arg.star and syn.is_tool_name_key(arg.value)]
+            if callee is not None and keys:  # resolve(name), resolve_executor(agent, name)
+                return _Callable("", callee, self._text(keys[0]), True)
         return None
 
     def _returned(self, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode) -> None:
         if scope.kind != "function":
             return
+        returned = syn.dotted_name(value)
+        if returned is not None:
+            scope.returned_names.append(returned)
+        elif isinstance(value, (cst.Dict, cst.DictComp)):
+            before = len(self.tables)
+            self._table_or_alias(RETURNED_TABLE, "local", scope.qualname, value, statement, "", scope)
+            if len(self.tables) > before:
+                scope.returned_names.append(RETURNED_TABLE)
         if isinstance(value, cst.Tuple) and value.elements:
             scope.returns.append((True, self._flow(value.elements[0].value, scope)))
         else:
@@ -806,6 +913,8 @@ class _ModuleIndexer:
     def _call_flow(self, node: cst.Call, scope: _Scope, depth: int) -> Flow:
         callee = syn.dotted_name(node.func)
         if callee is not None and self.resolve_local(callee) in _JSON_PARSERS:
+            if node.args and pat.names_a_result(node.args[0].value):
+                return UNKNOWN  # a tool's (or a service's) output, not the model's arguments
             inner = self._flow(node.args[0].value, scope, depth + 1) if node.args else UNKNOWN
             options = inner.options if isinstance(inner, Either) else (inner,)  # json.loads(raw or "{}")
             if any(isinstance(o, Raw) or (isinstance(o, Param) and o.name in syn.ARGS_NAMES) for o in options):
@@ -946,7 +1055,10 @@ class _ModuleIndexer:
         if not fallbacks:
             return
         chain_arms = []
-        for test, names, body in arms:
+        for arm_index, (test, names, body) in enumerate(arms):
+            closures = tuple(syn.definitions_in(body))
+            if closures:
+                self.pending_closures.append((len(self.chains), arm_index, closures))
             calls = list(pat.all_calls(body))
             flows = tuple(
                 self._flow(arg.value, scope)
@@ -966,7 +1078,7 @@ class _ModuleIndexer:
         found: List[Tuple[str, Span]] = []
         for statement in body:
             for call in pat.all_calls(statement):
-                callee = syn.dotted_name(call.func)
+                callee = syn.callee_name(call.func)
                 passes_name = any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in call.args)
                 if callee is not None and passes_name:
                     found.append((callee, self.span(call)))
@@ -977,6 +1089,20 @@ class _ModuleIndexer:
 
 
 # -------------------------------------------------------------------------------------------------- helpers
+
+#: The name a table literal built in a ``return`` statement is known by (``return {"search": SearchTool()}``).
+RETURNED_TABLE = "<return>"
+
+
+def _table_expression(node: cst.BaseExpression) -> Optional[str]:
+    """A table as written: a dotted name, or ``f()`` for what a call without arguments returns
+    (``self._get_tools()[name]``)."""
+    dotted = syn.dotted_name(node)
+    if dotted is None and isinstance(node, cst.Call) and not node.args:
+        head = syn.dotted_name(node.func)
+        return f"{head}()" if head is not None else None
+    return dotted
+
 
 
 def _either(options: Tuple[Flow, ...]) -> Flow:

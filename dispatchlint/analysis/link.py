@@ -33,6 +33,7 @@ from dispatchlint.analysis.facts import (
     TableFill,
     ValueRef,
 )
+from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.symbols import SymbolTable, scoped
 from dispatchlint.config import Config
 
@@ -138,6 +139,13 @@ class Site:
     #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
     #: (module, call): those are the bypasses, not the dispatch itself.
     bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
+    #: The tool object is built at the site by calling this (``SearchTool()._run(...)``).
+    constructed: str = ""
+
+    @property
+    def method(self) -> str:
+        """The method of a looked-up tool object that the site calls (``tool.call(ctx, **args)``), if any."""
+        return self.kind.split(":", 1)[1] if self.kind.startswith("method:") else ""
 
     @property
     def reaches_past(self) -> bool:
@@ -150,6 +158,20 @@ class Site:
         return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_WEAK and self.corroborated))
 
 
+@dataclass(frozen=True)
+class Invocation:
+    """A call that runs a function: a direct call, or a call of the parameter it was handed to.
+
+    ``context`` is set for the latter: the call that handed the function on (and the receiver's definition),
+    so that what the receiver passes from its own parameters is read at that call, not at every call of the
+    receiver (``run_middleware(name, gated, lambda a: fn(a))`` and ``run_middleware(name, raw, ...)`` differ).
+    """
+
+    module: ModuleFacts
+    call: Call
+    context: Optional[Tuple[ModuleFacts, Call, FunctionDef]] = None
+
+
 class Project:
     """The whole project's facts, linked. Build once per run; everything is computed on first use."""
 
@@ -157,6 +179,7 @@ class Project:
         self.config = config
         self.modules = [module for module in modules if module.parse_error is None]
         self.broken = [module for module in modules if module.parse_error is not None]
+        self._tests = PathMatcher(config.test_paths)
         self.symbols = SymbolTable(self.modules)
         self.module_names = self.symbols.module_names
         # Answers computed on first use (the model does not change once linked).
@@ -170,6 +193,8 @@ class Project:
         self._calls_by_function: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers_by_name: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
+        self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._index_calls()
         self.gated_entries = self._find_gated_entries()
         self.schemas = self._collect_schemas()
@@ -194,17 +219,47 @@ class Project:
         return self.symbols.class_of(module, function)
 
     def resolve(self, module: ModuleFacts, dotted: str, function: str = "", class_name: str = "") -> Optional[str]:
-        """The qualified name ``dotted`` denotes where it is written (external names are returned as imported)."""
-        return self.symbols.resolve(module, dotted, function, class_name)
+        """The qualified name ``dotted`` denotes where it is written (external names are returned as imported).
+        ``f().attr`` is ``attr`` of what project function ``f`` returns (``_ra().handle_function_call``, where
+        ``_ra`` imports a module lazily and returns it)."""
+        head, call, rest = dotted.partition("().")
+        if not call:
+            return self.symbols.resolve(module, dotted, function, class_name)
+        for returned in self.returned_symbols(module, head, function, class_name):
+            found = self.symbols.canonical(f"{returned}.{rest}")
+            if found is not None:
+                return found
+        return None
+
+    def returned_symbols(self, module: ModuleFacts, callee: str, function: str, class_name: str) -> List[str]:
+        """What the project function ``callee`` (as written there) returns by name: modules, tables, objects."""
+        resolved = self.symbols.resolve(module, callee, function, class_name)
+        found = self.function(resolved) if resolved else None
+        if found is None:
+            return []
+        callee_module, definition = found
+        names = (
+            self.symbols.resolve(callee_module, name, definition.qualname, definition.class_name)
+            for name in definition.returns_names
+        )
+        return [name for name in names if name is not None]
 
     def mro(self, class_qualified: str) -> List[str]:
         return self.symbols.mro(class_qualified)
 
+    def is_test(self, module: ModuleFacts) -> bool:
+        """Test code: linked like the rest, but never reported and never a gate or a sanitizer."""
+        return self._tests.matches(module.path)
+
     def _find_sanitizers(self) -> Set[str]:
+        """Configured sanitizers, and functions named like one that really translate the keys of a mapping
+        (a test named ``test_restores_original_name`` restores nothing)."""
         found = set(self.config.sanitizers)
         for module in self.modules:
+            if self.is_test(module):
+                continue
             for function in module.functions:
-                if _SANITIZER_NAME.search(function.name):
+                if _SANITIZER_NAME.search(function.name) and function.renames_keys:
                     found.add(f"{module.module}.{function.qualname}")
         return found
 
@@ -219,6 +274,8 @@ class Project:
         found = {gate for gate in configured}
         found.add(f"{RUNTIME_PACKAGE}.coerce_args")
         for module in self.modules:
+            if self.is_test(module):
+                continue
             for function in module.functions:
                 qualified = f"{module.module}.{function.qualname}"
                 if function.name in self.gate_names and (
@@ -247,7 +304,8 @@ class Project:
         function_names: Dict[str, int] = defaultdict(int)
         for module in self.modules:
             for function in module.functions:
-                function_names[function.name] += 1
+                if function.class_name:  # ``obj.method(...)`` on an object of unknown type: methods only
+                    function_names[function.name] += 1
         self._nested_owners: Dict[str, List[str]] = defaultdict(list)
         for module in self.modules:
             for call in module.calls:
@@ -257,6 +315,13 @@ class Project:
                     for depth in range(1, len(parts)):
                         self._nested_owners[f"{module.module}.{'.'.join(parts[:depth])}"].append(owner)
                 self._calls_by_function[owner].append((module, call))
+                for slot, handed in call.functions:
+                    self._handed[_base(f"{module.module}.{handed}")].append((module, call, slot))
+                for slot, kind, value in call.literals:
+                    if kind == "ref" and not any(slot == handed_slot for handed_slot, _ in call.functions):
+                        target = self.resolve(module, value, call.function, self.class_of(module, call.function))
+                        if target is not None and self.function(target) is not None:
+                            self._handed[_base(target)].append((module, call, slot))
                 resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
                 if resolved is not None and self.symbols.kind(resolved) == "class":
                     resolved = self.symbols.member(resolved, "__init__")
@@ -349,9 +414,9 @@ class Project:
         definition = found[1]
         by_name = RAW_WEAK if flow.name in syn.ARGS_NAMES else UNKNOWN
         verdicts = []
-        for caller_module, call in self.callers(qualified, definition):
-            bound = _bind(call, definition, flow.name)
-            verdicts.append(UNKNOWN if bound is None else self.evaluate(bound, caller_module, call.function, depth + 1))
+        for invocation in self.invocations(qualified, definition):
+            bound = _bind(invocation.call, definition, flow.name)
+            verdicts.append(UNKNOWN if bound is None else self._evaluate_passed(bound, invocation, depth + 1))
         # Callers decide when they can be read; where none can (no caller, or values this analysis cannot
         # follow), a parameter named like a tool call's arguments holds them as the model sent them.
         verdict = combine(verdicts, every=True) if verdicts else by_name
@@ -360,10 +425,71 @@ class Project:
         self._verdicts[memo_key] = verdict
         return verdict
 
+    def _evaluate_passed(self, flow: Flow, invocation: Invocation, depth: int) -> str:
+        """What an invocation passes: a parameter of a receiver that was handed the function stands for what
+        the handing call passed for it."""
+        if invocation.context is not None and isinstance(flow, Param):
+            handing_module, handing_call, receiver = invocation.context
+            if _base(flow.function) == _base(receiver.qualname):
+                rebound = _bind(handing_call, receiver, flow.name)
+                if rebound is None:
+                    return UNKNOWN
+                return self.evaluate(rebound, handing_module, handing_call.function, depth)
+        return self.evaluate(flow, invocation.module, invocation.call.function, depth)
+
     def callers(self, qualified: str, definition: FunctionDef) -> List[Tuple[ModuleFacts, Call]]:
-        found = list(self._callers.get(qualified, []))
+        found = list(self._callers.get(_base(qualified), []))
         if definition.class_name:
             found.extend(self._callers_by_name.get(definition.name, []))
+        return found
+
+    def invocations(self, qualified: str, definition: FunctionDef) -> List[Invocation]:
+        """Every call that runs a function: its callers, and the calls of the parameters it is handed to."""
+        found = [Invocation(module, call) for module, call in self.callers(qualified, definition)]
+        return found + self._handed_invocations(qualified, 0)
+
+    def _handed_invocations(self, qualified: str, depth: int) -> List[Invocation]:
+        """Calls of a function handed on as a value: the receiver calls the parameter it arrives in
+        (``execute(args)``), stores it and calls it from a method (``self._run_fn(args)``), or hands it on."""
+        found: List[Invocation] = []
+        for module, call, slot in self._handed.get(_base(qualified), []) if depth < 3 else []:
+            receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+            if receiver is not None and self.symbols.kind(receiver) == "class":
+                receiver = self.symbols.member(receiver, "__init__")
+            located = self.function(receiver) if receiver else None
+            if located is None or receiver is None:
+                continue
+            receiver_module, definition = located
+            parameter = _param_at(call, definition, slot)
+            if parameter is None:
+                continue
+            context = (module, call, definition)
+            for inner_module, inner in self.calls_in(receiver, nested=True):
+                if inner.callee == parameter:
+                    found.append(Invocation(inner_module, inner, context))
+                elif any(kind == "ref" and value == parameter for _, kind, value in inner.literals):
+                    found.extend(self._handed_onwards(inner_module, inner, parameter, depth))
+            for attribute in _stored_attributes(receiver_module, definition, parameter):
+                for method_call in receiver_module.calls:
+                    if method_call.callee == f"self.{attribute}" and _base(
+                        self.class_of(receiver_module, method_call.function)
+                    ) == _base(definition.class_name):
+                        found.append(Invocation(receiver_module, method_call))
+        return found
+
+    def _handed_onwards(self, module: ModuleFacts, call: Call, parameter: str, depth: int) -> List[Invocation]:
+        """A receiver hands the function on again (``return self._next(execute, args)``)."""
+        slots = [slot for slot, kind, value in call.literals if kind == "ref" and value == parameter]
+        receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+        located = self.function(receiver) if receiver else None
+        if located is None or receiver is None:
+            return []
+        found = []
+        for slot in slots:
+            inner_parameter = _param_at(call, located[1], slot)
+            for inner_module, inner in self.calls_in(receiver, nested=True) if inner_parameter else []:
+                if inner.callee == inner_parameter:
+                    found.append(Invocation(inner_module, inner))
         return found
 
     # ------------------------------------------------------------------------------------------ schemas
@@ -646,10 +772,18 @@ class Project:
         for module in self.modules:
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 reaches_past = dispatch.kind.startswith("bypass:")
+                method = dispatch.kind.startswith("method:")
                 tables: List[Optional[LinkedTable]] = list(self._dispatched_tables(module, dispatch))
-                if reaches_past and not tables:
+                if dispatch.constructed:
+                    built = self.resolve(module, dispatch.constructed, dispatch.function)
+                    if not (built and self._makes_framework_tool(built)):
+                        continue  # ``Worker()._run()``: not a tool object
+                    tables = [None]
+                elif reaches_past and not tables:
                     tables = [None]  # a tool object found by a linear scan of a list
                 for table in tables:
+                    if method and (table is None or not self._holds_tool_objects(table)):
+                        continue  # a method of a function, or of an object from nowhere known
                     if table is None:
                         verdict = self._site_verdict(module, dispatch.function, dispatch.args)
                         sites.append(
@@ -658,15 +792,16 @@ class Project:
                                 dispatch.function,
                                 dispatch.span,
                                 dispatch.kind,
-                                dispatch.key,
-                                dispatch.key_is_name,
+                                dispatch.key or f"{dispatch.constructed}()",
+                                dispatch.key_is_name or bool(dispatch.constructed),
                                 verdict,
+                                constructed=dispatch.constructed,
                             )
                         )
                         continue
                     if self._holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
-                    if table.holds_objects and not reaches_past:
+                    if table.holds_objects and not (reaches_past or method):
                         continue  # calling a tool object: its own entry decides what it validates
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     guarded_table = table.wrapped and not reaches_past
@@ -688,6 +823,7 @@ class Project:
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
         sites.extend(self._direct_sites(sites))
+        sites = self._judge_method_sites(sites)
         corroborated_tables = {
             id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
         }
@@ -701,6 +837,27 @@ class Project:
             )
             for site in sites
         ]
+
+    def _holds_tool_objects(self, table: LinkedTable) -> bool:
+        """The values are objects whose methods run tools (``{t.name: t for t in tools}``, instances built in
+        the literal, a registry filled with objects), not plain functions."""
+        if table.holds_objects:
+            return True
+        return bool(table.entries) and not any(entry.executors or entry.is_class for entry in table.entries)
+
+    def _judge_method_sites(self, sites: List[Site]) -> List[Site]:
+        """A tool object's method run with raw arguments is a bypass only where the project gates the same
+        method on another path: otherwise the method may well be the object's own validating entry. Tables of
+        framework tools are read through their public (validating) entries."""
+        gated_methods = {site.kind for site in sites if site.kind.startswith("method:") and site.verdict == GATED}
+        judged = []
+        for site in sites:
+            if site.kind.startswith("method:"):
+                framework = site.table is not None and site.table.wrapped
+                if framework or site.kind not in gated_methods:
+                    continue
+            judged.append(site)
+        return judged
 
     def _direct_sites(self, sites: Sequence[Site]) -> List[Site]:
         """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
@@ -726,6 +883,8 @@ class Project:
                 if any(_within(call.span, body) for body in arm_bodies[module.path]):
                     continue
                 flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                if not any(_wire_parsed_here(flow) for flow in flows):
+                    continue  # arguments that arrive as parameters are their callers' dispatch, not this one
                 verdict = self._site_verdict(module, call.function, flows)
                 if verdict != RAW:
                     continue
@@ -779,6 +938,10 @@ class Project:
         return False
 
     def _dispatched_tables(self, module: ModuleFacts, dispatch: Dispatch) -> List[LinkedTable]:
+        class_name = self.class_of(module, dispatch.function)
+        if dispatch.table.endswith("()"):  # self._get_tools()[name]: the tables a method returns
+            returned = self.returned_symbols(module, dispatch.table[:-2], dispatch.function, class_name)
+            return [table for name in returned for table in self._tables_at(name, 0)]
         if dispatch.table:
             resolved = self.resolve(module, dispatch.table, dispatch.function, self.class_of(module, dispatch.function))
             head, _, rest = dispatch.table.partition(".")
@@ -800,6 +963,9 @@ class Project:
         if found_alias is None or depth > 2:
             return []
         alias, module = found_alias
+        if alias.target.kind == "call":  # REGISTRY = ToolRegistry(): what the registry's lookups return
+            made = self.resolve(module, alias.target.target, alias.function, self.class_of(module, alias.function))
+            return self._instance_tables(made) if made and self.symbols.kind(made) == "class" else []
         if alias.target.kind != "param" or not alias.function:
             return []
         function = f"{module.module}.{alias.function}"
@@ -821,6 +987,19 @@ class Project:
             for table in self._tables_at(resolved, depth + 1):
                 if table not in tables:
                     tables.append(table)
+        return tables
+
+    def _instance_tables(self, class_qualified: str) -> List[LinkedTable]:
+        """The tables a registry class's methods look tools up in (``def get(self, name): return
+        self._tools.get(name)``)."""
+        tables: List[LinkedTable] = []
+        for cls in self.mro(class_qualified):
+            cls_def, cls_module = self.symbols.class_def(cls)  # type: ignore[misc]
+            for lookup in cls_module.lookups:
+                if _parent(lookup.function) == cls_def.qualname:
+                    for table in self._resolver_tables(f"{cls_module.module}.{lookup.function}", 1):
+                        if table not in tables:
+                            tables.append(table)
         return tables
 
     def _resolver_tables(self, resolver: str, depth: int) -> List[LinkedTable]:
@@ -876,12 +1055,20 @@ class Project:
         fallback, fallback_span = gated[0]
         sites = []
         for arm in chain.arms:
+            # what the arm calls itself, then what the closures it binds call when they run
+            calls = [(chain.function, arm.callees, arm.flows)]
+            for closure in arm.closures:
+                for inner_module, call in self.calls_in(f"{module.module}.{closure}", nested=True):
+                    flows = tuple(call.positional) + tuple(flow for _, flow in call.keywords) + tuple(call.star)
+                    calls.append((call.function, (call.callee,), flows))
             guarded = any(
-                self.is_gate_callee(module, callee, chain.function)
-                or self.resolve(module, callee, chain.function, class_name) in self.gated_entries
-                for callee in arm.callees
+                self.is_gate_callee(module, callee, function)
+                or self.resolve(module, callee, function, class_name) in self.gated_entries
+                for function, callees, _ in calls
+                for callee in callees
             )
-            verdict = GATED if guarded else self._site_verdict(module, chain.function, arm.flows)
+            verdicts = [self._site_verdict(module, function, flows) for function, _, flows in calls]
+            verdict = GATED if guarded else combine(verdicts, every=False)
             sites.append(
                 Site(
                     module,
@@ -1061,6 +1248,15 @@ def _bound_literal(
     return None
 
 
+def _wire_parsed_here(flow: Flow) -> bool:
+    """The value comes from the wire within the function itself (not through a parameter)."""
+    if isinstance(flow, Raw):
+        return True
+    if isinstance(flow, Either):
+        return any(_wire_parsed_here(option) for option in flow.options)
+    return False
+
+
 def _mentions_param(flow: Flow, function: str) -> bool:
     if isinstance(flow, Param):
         return True
@@ -1073,3 +1269,42 @@ def _mentions_param(flow: Flow, function: str) -> bool:
 
 def _parent(qualname: str) -> str:
     return qualname.rpartition(".")[0]
+
+
+_REDEFINITION = re.compile(r"@\d+")
+
+
+def _base(qualified: str) -> str:
+    """A function's name without the ``@LINE`` of a redefinition: every ``def _execute`` of a chain's arms is
+    called by the same ``_execute(...)``."""
+    return _REDEFINITION.sub("", qualified) if "@" in qualified else qualified
+
+
+def _param_at(call: Call, definition: FunctionDef, slot: str) -> Optional[str]:
+    """The parameter of ``definition`` that ``call`` fills at ``slot`` (a position or a keyword)."""
+    if not slot.isdigit():
+        return slot if slot in definition.params else None
+    params = list(definition.params)
+    index = int(slot)
+    bound = "." in call.callee or definition.name == "__init__"
+    if definition.class_name and params and params[0] in ("self", "cls") and bound:
+        index += 1
+    return params[index] if index < len(params) else None
+
+
+def _stored_attributes(module: ModuleFacts, definition: FunctionDef, parameter: str) -> List[str]:
+    """Instance attributes a method stores a parameter in (``self._run_fn = run``)."""
+    return [
+        alias.name
+        for alias in module.aliases
+        if alias.function == definition.qualname
+        and alias.scope == "instance"
+        and alias.target.kind == "param"
+        and alias.target.target == parameter
+    ]
+
+
+def display_function(qualname: str) -> str:
+    """A function's name as a reader knows it: no ``@LINE`` of a redefinition, a lambda shown as its owner's."""
+    parts = [part for part in _base(qualname).split(".") if not part.startswith("<lambda")]
+    return ".".join(parts)

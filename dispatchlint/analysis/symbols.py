@@ -94,6 +94,10 @@ class SymbolTable:
             return self._canonical(dotted)
         return None
 
+    def canonical(self, qualified: str) -> Optional[str]:
+        """A qualified name followed through imports, re-exports and aliases to what it denotes."""
+        return self._canonical(qualified)
+
     def _canonical(self, qualified: str) -> Optional[str]:
         """Follow imports, aliases and class hierarchies until a defined symbol (or an external name)."""
         for _ in range(12):

@@ -89,6 +89,10 @@ def site_decision(project: Project, site: Site) -> Decision:
     """A dispatch site is fixed by wrapping its table; a chain arm by coercing ahead of its chain."""
     if site.reaches_past:
         return Decision(None, "the call reaches past the tool object's own entry; call the tool through it")
+    if site.method:
+        return Decision(None, "the tools are objects whose method runs them; repair the arguments before the call")
+    if site.arm is not None and site.arm.closures:
+        return Decision(None, "the arms bind closures that run later; repair the arguments where they are handed on")
     if site.chain is not None:
         chain = _outermost(site.module, site.chain)
         return _decide(project, "chain", chain, lambda sources: chain_fix(project, sources, site, chain))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from dispatchlint.analysis.link import GATED, Project, Site
+from dispatchlint.analysis.link import GATED, Project, Site, display_function
 from dispatchlint.fix import site_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
 
@@ -165,6 +165,9 @@ class UnguardedDispatch(Rule):
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
+            if (site.module.path, site.span) in reported:
+                continue  # one call, several tables a resolver may return: one finding
+            reported.add((site.module.path, site.span))
             fix = site_decision(project, site)
             if site.bypasses:
                 for module, call in site.bypasses:
@@ -192,14 +195,20 @@ class UnguardedDispatch(Rule):
     def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
         assert site.table is not None
         return (
-            f"`{caller or '<module>'}` hands the model's raw arguments to `{site.function}`, which runs "
+            f"`{display_function(caller) or '<module>'}` hands the model's raw arguments to "
+            f"`{display_function(site.function)}`, which runs "
             f"`{site.table.display_name}[{site.key}]`; its other callers repair them with {gate} first"
         )
 
     def _message(self, project: Project, site: Site, gate: str) -> str:
-        where = f"in `{site.function}`" if site.function else "at module level"
+        where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         if site.reaches_past:
             attribute = site.kind.split(":", 1)[1]
+            if site.constructed:
+                return (
+                    f"`.{attribute}` reaches past the validation of the tool `{site.constructed}` built {where}: the "
+                    f"model's raw arguments skip its `args_schema`; call its public entry (`run`, `invoke`)"
+                )
             if attribute == "__wrapped__":
                 return (
                     f"`.__wrapped__` reaches past the wrapper around the tool looked up by `{site.key}` {where}: "
@@ -222,11 +231,18 @@ class UnguardedDispatch(Rule):
                 f"`{fallback}`, which repairs them with {gate}: coerce once ahead of the `{site.key}` chain"
             )
         assert site.table is not None
+        if site.method:
+            twin = next((o for o in project.sites if o.method == site.method and o.verdict == GATED), None)
+            gated_by = f" (`{twin.module.module}.{display_function(twin.function)}` repairs them first)" if twin else ""
+            return (
+                f"`{site.table.display_name}[{site.key}].{site.method}(...)` runs a tool {where} with the model's raw "
+                f"arguments: the gate {gate} never repairs them on this path{gated_by}; repair them before the call"
+            )
         guarded = [other for other in project.sites_of(site.table) if other.verdict == GATED and other.tool_like]
         others = ""
         if guarded:
             first = guarded[0]
-            others = f" (`{first.module.module}.{first.function or '<module>'}` reads it through the gate)"
+            others = f" (`{first.module.module}.{display_function(first.function) or '<module>'}` reads it through the gate)"
         table = site.table
         return (
             f"`{table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "
