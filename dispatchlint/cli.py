@@ -80,6 +80,9 @@ def _explain(code: str) -> str:
     "--jobs", type=click.IntRange(min=0), default=0, metavar="N", help="Worker processes for indexing (0: one per CPU)."
 )
 @click.option("--graph", is_flag=True, help="Print the tool-call paths as a Mermaid diagram instead of findings.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Text output: show each finding's trace (source, every hop, the sink)."
+)
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.version_option(__version__, prog_name="dispatchlint")
@@ -97,6 +100,7 @@ def command(
     no_cache: bool,
     jobs: int,
     graph: bool,
+    verbose: bool,
     list_rules: bool,
     explain: Optional[str],
 ) -> int:
@@ -150,7 +154,7 @@ def command(
         click.echo(render_github(findings), nl=False)
     else:
         color = sys.stdout.isatty()
-        click.echo(render_text(findings, color, Path.cwd()), nl=False, color=color)
+        click.echo(render_text(findings, color, Path.cwd(), verbose), nl=False, color=color)
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN

@@ -123,7 +123,8 @@ def _relative_to_cwd(finding: Finding, root: Path, cwd: Path) -> Finding:
         return Path(os.path.relpath(root / path, cwd)).as_posix()
 
     related = tuple(replace(item, path=rel(item.path)) for item in finding.related)
-    return replace(finding, path=rel(finding.path), related=related)
+    trace = tuple(replace(item, path=rel(item.path)) for item in finding.trace)
+    return replace(finding, path=rel(finding.path), related=related, trace=trace)
 
 
 __all__ = ["ConfigError", "RunResult", "UsageError", "analyse", "select_rules"]

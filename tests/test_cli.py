@@ -33,6 +33,7 @@ def test_json_output_shape(run_cli) -> None:
         "fixable",
         "fix_safety",
         "related",
+        "trace",
     }
     dl101 = [f for f in data["findings"] if f["code"] == "DL101"]
     assert dl101 and all(f["name"] == "unguarded-dispatch" for f in dl101)

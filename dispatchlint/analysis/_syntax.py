@@ -72,6 +72,15 @@ def callee_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+_ANNOTATED_CLASS = re.compile(r"^['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)\]?['\"]?$")
+
+
+def annotated_class(annotation: str) -> Optional[str]:
+    """The class a parameter annotation names: ``BaseTool``, ``"BaseTool"``, ``Optional[tools.BaseTool]``."""
+    match = _ANNOTATED_CLASS.match(annotation.strip())
+    return match.group(1) if match else None
+
+
 def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:
     """The value of a plain (non f-) string literal, else None."""
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):

@@ -1,7 +1,7 @@
 """Index files once per content: a per-file cache of facts, and parallel indexing of the rest.
 
-A file's facts depend only on its bytes, its path and module name, and the indexer's version, so that is the
-key; the configuration only matters from linking on and is not part of it. Entries are pickles of plain
+A file's facts depend only on its bytes, its path and module name, and the code of the indexer (its source
+files, hashed once per process), so that is the key; the configuration only matters from linking on and is not part of it. Entries are pickles of plain
 dataclasses, written atomically under ``<root>/.dispatchlint_cache/`` (which carries its own ``.gitignore``).
 Facts of files not in the cache are computed in worker processes when there are enough of them to pay for the
 processes.
@@ -23,6 +23,22 @@ from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.index import index_source
 
 CACHE_DIRECTORY = ".dispatchlint_cache"
+#: The modules whose code decides what facts a file has: an edited indexer must not be served stale facts.
+_FACT_MODULES = ("facts.py", "index.py", "_patterns.py", "_syntax.py", "_schemas.py", "cache.py")
+
+
+def _analysis_fingerprint() -> str:
+    digest = hashlib.sha256(__version__.encode("utf-8"))
+    folder = Path(__file__).resolve().parent
+    for name in _FACT_MODULES:
+        try:
+            digest.update((folder / name).read_bytes())
+        except OSError:  # an installation without sources: the version alone keys the cache
+            digest.update(name.encode("utf-8"))
+    return digest.hexdigest()
+
+
+_ANALYSIS_FINGERPRINT = _analysis_fingerprint()
 #: Below this many files to index, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 64
 _FORMAT = 1
@@ -36,7 +52,7 @@ class FactsCache:
 
     def key(self, source: SourceFile, data: bytes) -> str:
         digest = hashlib.sha256()
-        for part in (str(_FORMAT), __version__, source.relative, source.module, str(source.is_package)):
+        for part in (str(_FORMAT), _ANALYSIS_FINGERPRINT, source.relative, source.module, str(source.is_package)):
             digest.update(part.encode("utf-8") + b"\0")
         digest.update(data)
         return digest.hexdigest()

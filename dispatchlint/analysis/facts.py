@@ -7,7 +7,7 @@ the linker resolves them to qualified names across modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple, Union
 
 
@@ -21,6 +21,16 @@ class Span:
     end_column: int
 
 
+@dataclass(frozen=True)
+class Location:
+    """A place a finding points to and what happens there: a related location (the table, the gate), or a step
+    of its trace (the source of the model's arguments, a call that hands them on, the sink)."""
+
+    path: str
+    span: Span
+    message: str
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Data flow of an argument expression, as far as one function can tell.
 
@@ -30,6 +40,8 @@ class Raw:
     """The value is the model's arguments, untouched (a wire parse, ``tool_call.function.arguments``...)."""
 
     why: str
+    #: Where the arguments come from (the start of a finding's trace); not part of the value's identity.
+    span: Optional[Span] = field(default=None, compare=False)
 
 
 #: ``Raw.why`` of a ``json.loads`` of a string not known to be a tool call's arguments (weaker evidence).

@@ -87,6 +87,8 @@ class _Scope:
     returns: List[Tuple[bool, Flow]] = field(default_factory=list)
     #: Names the function returns as written (see ``FunctionDef.returns_names``).
     returned_names: List[str] = field(default_factory=list)
+    #: Parameters annotated with a plain class name (``tool: BaseTool``), seen by closures too.
+    types: Dict[str, str] = field(default_factory=dict)
 
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
@@ -435,6 +437,13 @@ class _ModuleIndexer:
         if scope.kind == "function":  # a closure sees what its enclosing function held when it was defined
             inner.env, inner.callables, inner.pieces = scope.child_state()
             inner.nested = dict(scope.nested)
+            inner.types = dict(scope.types)
+        for param, annotation in annotations:
+            declared = syn.annotated_class(annotation)
+            if declared is not None:
+                inner.types[param] = declared
+            else:
+                inner.types.pop(param, None)
         inner.params = params
         for param in params:
             inner.env[param] = Param(qualname, param)
@@ -479,6 +488,7 @@ class _ModuleIndexer:
         if scope.kind == "function":
             inner.env, inner.callables, inner.pieces = scope.child_state()
             inner.nested = dict(scope.nested)
+            inner.types = {name: kind for name, kind in scope.types.items() if name not in params}
         inner.params = params
         for param in params:
             inner.env[param] = Param(qualname, param)
@@ -804,21 +814,26 @@ class _ModuleIndexer:
         while isinstance(func, cst.Attribute):
             reached.append(func.attr.value)
             func = func.value
-        bypassed = [attribute for attribute in reached if attribute in BYPASS_ATTRIBUTES]
-        if not bypassed:
+        if not reached or reached[0] not in BYPASS_ATTRIBUTES:
+            # ``tool.func.async_call(...)`` calls a method of the wrapped object, not the bare function
             if len(reached) != 1:
                 return None, "call"
             # ``tool = TOOLS.get(name); tool.call(ctx, **args)``: a method of a tool object looked up by name
             return self._callable_source(func, scope, resolver_calls=False), f"method:{reached[0]}"
-        kind = f"bypass:{bypassed[-1]}"
+        kind = f"bypass:{reached[0]}"
         if isinstance(func, cst.Call) and not func.args and syn.dotted_name(func.func) is not None:
             # ``SearchTool()._run(**call["args"])``: a tool object built right here
             return _Callable("", "", "", False, constructed=syn.dotted_name(func.func) or ""), kind
         source = self._callable_source(func, scope, resolver_calls=False)
         if source is None and isinstance(func, cst.Name):
+            # a tool object handed in by the caller (its callers say where they looked it up), or captured from
+            # an enclosing function; ``tool: BaseTool`` says what it is when no caller looked it up
+            declared = scope.types.get(func.value, "")
             flow = scope.env.get(func.value)
             if isinstance(flow, Param) and flow.function == scope.qualname and flow.name == func.value:
-                return _Callable("", "", "", False, func.value), kind  # a tool object handed in by the caller
+                return _Callable("", "", "", False, func.value, constructed=declared), kind
+            if declared:
+                return _Callable("", "", "", False, constructed=declared), kind
         return source, kind
 
     def _callable_source(
@@ -889,15 +904,16 @@ class _ModuleIndexer:
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
             if node.attr.value in syn.RAW_ARGUMENT_FIELDS and base not in ("self", "cls"):
-                return Raw(f".{node.attr.value}")
+                return Raw(f".{node.attr.value}", self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Subscript):
             if syn.subscript_key(node) in syn.RAW_ARGUMENT_FIELDS:
-                return Raw(f"[{syn.subscript_key(node)!r}]")
+                return Raw(f"[{syn.subscript_key(node)!r}]", self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in syn.RAW_ARGUMENT_METHODS:
-                return Raw(f".{node.func.attr.value}()")  # part.args_as_dict(): a framework's argument decoder
+                # part.args_as_dict(): a framework's argument decoder
+                return Raw(f".{node.func.attr.value}()", self.span(node))
             return self._call_flow(node, scope, depth)
         if isinstance(node, cst.Dict):
             starred = [el.value for el in node.elements if isinstance(el, cst.StarredDictElement)]
@@ -918,13 +934,13 @@ class _ModuleIndexer:
             inner = self._flow(node.args[0].value, scope, depth + 1) if node.args else UNKNOWN
             options = inner.options if isinstance(inner, Either) else (inner,)  # json.loads(raw or "{}")
             if any(isinstance(o, Raw) or (isinstance(o, Param) and o.name in syn.ARGS_NAMES) for o in options):
-                return Raw("arguments")
-            return Raw(WEAK_JSON)
+                return Raw("arguments", self.span(node))
+            return Raw(WEAK_JSON, self.span(node))
         pair = syn.get_call(node)
         if pair is not None:
             key = syn.string_value(pair[1])
             if key in syn.RAW_ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
-                return Raw(f".get({key!r})")
+                return Raw(f".get({key!r})", self.span(node))
             return _piece_of(self._flow(pair[0], scope, depth + 1))
         if callee is None:
             return UNKNOWN

@@ -23,6 +23,7 @@ from dispatchlint.analysis.facts import (
     Either,
     Flow,
     FunctionDef,
+    Location,
     ModuleFacts,
     NameChain,
     Param,
@@ -36,6 +37,9 @@ from dispatchlint.analysis.facts import (
 from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.symbols import SymbolTable, scoped
 from dispatchlint.config import Config
+
+#: One step of a finding's trace.
+Step = Location
 
 GATED = "gated"
 #: The model's arguments, seen flowing from the wire (``json.loads``, ``tool_call.function.arguments``).
@@ -76,6 +80,20 @@ FRAMEWORK_PACKAGES = (
     "llama_index",
     "haystack",
     "semantic_kernel",
+)
+#: The public entries of tool objects: where a tool class that validates its arguments does so.
+TOOL_ENTRY_METHODS = (
+    "run",
+    "arun",
+    "invoke",
+    "ainvoke",
+    "__call__",
+    "call",
+    "acall",
+    "async_call",
+    "execute",
+    "aexecute",
+    "on_invoke_tool",
 )
 _HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 _TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
@@ -141,6 +159,8 @@ class Site:
     bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
     #: The tool object is built at the site by calling this (``SearchTool()._run(...)``).
     constructed: str = ""
+    #: What the site hands the tool: ``(function the flow is read in, flow)``, for the finding's trace.
+    flows: Tuple[Tuple[str, Flow], ...] = ()
 
     @property
     def method(self) -> str:
@@ -187,6 +207,7 @@ class Project:
         self._tool_tables: Dict[bool, List[LinkedTable]] = {}
         self._sites_by_table: Optional[Dict[int, List[Site]]] = None
         self._gates: Dict[bool, List[Tuple[ModuleFacts, FunctionDef]]] = {}
+        self._tool_types: Dict[str, bool] = {}
         self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
         self.sanitizers = self._find_sanitizers()
         self.gate_functions = self._find_gate_functions()
@@ -739,6 +760,34 @@ class Project:
         roots = FRAMEWORK_PACKAGES + tuple(self.config.tool_types)
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
 
+    def is_tool_type(self, qualified: str) -> bool:
+        """A tool class whose public entry validates the arguments: a framework's, one deriving from it, or a
+        project class whose ``run``/``invoke``/``__call__``... validates them (or calls a gate)."""
+        if qualified in self._tool_types:
+            return self._tool_types[qualified]
+        self._tool_types[qualified] = False
+        found = self._makes_framework_tool(qualified) or any(
+            self._entry_validates(f"{cls}.{method}") for cls in self.mro(qualified) for method in TOOL_ENTRY_METHODS
+        )
+        self._tool_types[qualified] = found
+        return found
+
+    def _entry_validates(self, qualified: str) -> bool:
+        """A method validates its arguments itself, calls a gate, or calls a ``self`` method that does."""
+        found = self.function(qualified)
+        if found is None:
+            return False
+        module, definition = found
+        if definition.validates_arguments or self.calls_gate(qualified):
+            return True
+        for _, call in self.calls_in(qualified):
+            if call.callee.startswith("self.") and call.callee.count(".") == 1:
+                helper = self.resolve(module, call.callee, definition.qualname, definition.class_name)
+                located = self.function(helper) if helper else None
+                if located is not None and located[1].validates_arguments:
+                    return True
+        return False
+
     def _makes_framework_tool(self, qualified: str) -> bool:
         """Calling ``qualified`` gives a tool object that validates its own arguments: a framework class or
         factory, or a project class deriving from one."""
@@ -776,7 +825,7 @@ class Project:
                 tables: List[Optional[LinkedTable]] = list(self._dispatched_tables(module, dispatch))
                 if dispatch.constructed:
                     built = self.resolve(module, dispatch.constructed, dispatch.function)
-                    if not (built and self._makes_framework_tool(built)):
+                    if not (built and self.is_tool_type(built)):
                         continue  # ``Worker()._run()``: not a tool object
                     tables = [None]
                 elif reaches_past and not tables:
@@ -796,6 +845,7 @@ class Project:
                                 dispatch.key_is_name or bool(dispatch.constructed),
                                 verdict,
                                 constructed=dispatch.constructed,
+                                flows=tuple((dispatch.function, flow) for flow in dispatch.args),
                             )
                         )
                         continue
@@ -818,6 +868,7 @@ class Project:
                             verdict,
                             table,
                             bypasses=bypasses,
+                            flows=tuple((dispatch.function, flow) for flow in dispatch.args),
                         )
                     )
             for chain in module.chains:
@@ -889,7 +940,18 @@ class Project:
                 if verdict != RAW:
                     continue
                 names = ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
-                found.append(Site(module, call.function, call.span, "direct", names, True, verdict))
+                found.append(
+                    Site(
+                        module,
+                        call.function,
+                        call.span,
+                        "direct",
+                        names,
+                        True,
+                        verdict,
+                        flows=tuple((call.function, flow) for flow in flows),
+                    )
+                )
         return found
 
     def _expand_param_dispatches(self, module: ModuleFacts, dispatches: List[Dispatch]) -> List[Dispatch]:
@@ -904,6 +966,7 @@ class Project:
             if found is None:
                 continue
             definition = found[1]
+            before = len(expanded)
             for _, call in self.callers(f"{module.module}.{dispatch.function}", definition):
                 slots = {dispatch.through_param, str(_position(call, definition, dispatch.through_param))}
                 for slot, table, resolver, key, key_is_name in call.looked_up:
@@ -916,8 +979,11 @@ class Project:
                                 key=key,
                                 key_is_name=key_is_name,
                                 through_param="",
+                                constructed="",
                             )
                         )
+            if len(expanded) == before and dispatch.constructed:
+                expanded.append(replace(dispatch, through_param=""))  # judged by its declared type
         return expanded
 
     def _holds_only_classes(self, table: LinkedTable) -> bool:
@@ -1083,9 +1149,86 @@ class Project:
                     arm,
                     fallback,
                     fallback_span,
+                    flows=tuple((function, flow) for function, _, flows in calls for flow in flows),
                 )
             )
         return sites
+
+    # ------------------------------------------------------------------------------------------ traces
+
+    def trace(self, site: Site, sink: str) -> Tuple[Step, ...]:
+        """The path the model's arguments take to a site: where they come from, each call that hands them on,
+        and the site itself (``sink``). Computed only for what is reported."""
+        for function, flow in site.flows:
+            path = self._explain(flow, site.module, function, 0, set())
+            if path:
+                return tuple(path) + (Step(site.module.path, site.span, sink),)
+        return (Step(site.module.path, site.span, sink),)
+
+    def call_trace(self, module: ModuleFacts, call: Call, sink: Step) -> Tuple[Step, ...]:
+        """The trace of a call that hands raw arguments to a dispatching function (``site.bypasses``)."""
+        flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+        for flow in flows:
+            path = self._explain(flow, module, call.function, 0, set())
+            if path:
+                return tuple(path) + (Step(module.path, call.span, "hands them to the dispatching function"), sink)
+        return (Step(module.path, call.span, "hands them to the dispatching function"), sink)
+
+    def _explain(
+        self, flow: Flow, module: ModuleFacts, function: str, depth: int, seen: Set[Tuple[str, str]]
+    ) -> List[Step]:
+        """Steps from a source of raw arguments to ``flow`` (empty when it is not raw, or too far to follow)."""
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(flow, Raw):
+            where = flow.span or self._function_span(module, function)
+            return [Step(module.path, where, f"source: the model's arguments (`{flow.why}`)")]
+        if isinstance(flow, Either):
+            for option in flow.options:
+                path = self._explain(option, module, function, depth, seen)
+                if path:
+                    return path
+            return []
+        if isinstance(flow, Param):
+            return self._explain_param(module, flow, depth, seen)
+        if isinstance(flow, CallResult) and not self.is_gate_callee(module, flow.callee, function):
+            for argument in flow.args:
+                path = self._explain(argument, module, function, depth + 1, seen)
+                if path and self.evaluate(flow, module, function) in (RAW, RAW_WEAK):
+                    return path
+        return []
+
+    def _explain_param(self, module: ModuleFacts, flow: Param, depth: int, seen: Set[Tuple[str, str]]) -> List[Step]:
+        qualified = f"{module.module}.{flow.function}"
+        found = self.function(qualified)
+        if found is None or (qualified, flow.name) in seen:
+            return []
+        seen.add((qualified, flow.name))
+        definition = found[1]
+        for invocation in self.invocations(qualified, definition):
+            bound = _bind(invocation.call, definition, flow.name)
+            if bound is None or self._evaluate_passed(bound, invocation, depth + 1) not in (RAW, RAW_WEAK):
+                continue
+            step = Step(
+                invocation.module.path,
+                invocation.call.span,
+                f"passed to {_described(flow.function)} as `{flow.name}`",
+            )
+            context = invocation.context
+            if context is not None and isinstance(bound, Param) and _base(bound.function) == _base(context[2].qualname):
+                handing_module, handing_call, receiver = context
+                rebound = _bind(handing_call, receiver, bound.name)
+                before = self._explain(rebound, handing_module, handing_call.function, depth + 1, seen) if rebound else []
+                handed = Step(
+                    handing_module.path, handing_call.span, f"handed to `{display_function(receiver.qualname)}`"
+                )
+                return before + [handed, step]
+            return self._explain(bound, invocation.module, invocation.call.function, depth + 1, seen) + [step]
+        return []
+
+    def _function_span(self, module: ModuleFacts, function: str) -> Span:
+        found = self.function(f"{module.module}.{function}") if function else None
+        return found[1].span if found else Span(1, 1, 1, 1)
 
     # ------------------------------------------------------------------------------------------ queries
 
@@ -1302,6 +1445,12 @@ def _stored_attributes(module: ModuleFacts, definition: FunctionDef, parameter: 
         and alias.target.kind == "param"
         and alias.target.target == parameter
     ]
+
+
+def _described(qualname: str) -> str:
+    """``the lambda in `execute_tool```, ```_execute``` : a function as a trace step names it."""
+    shown = display_function(qualname) or "<module>"
+    return f"the lambda in `{shown}`" if qualname.rsplit(".", 1)[-1].startswith("<lambda") else f"`{shown}`"
 
 
 def display_function(qualname: str) -> str:

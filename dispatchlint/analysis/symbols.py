@@ -8,7 +8,7 @@ libcst's own providers stop at the module boundary; this table is what lets the 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.facts import Alias, ClassDef, FunctionDef, ModuleFacts
 
@@ -19,6 +19,8 @@ class SymbolTable:
         self.module_names = {module.module for module in modules}
         self._project_roots = {name.split(".")[0] for name in self.module_names}
         self._resolved: Dict[Tuple[str, str, str, str], Optional[str]] = {}
+        #: Names being followed right now (a cycle of imports must end).
+        self._following: Set[str] = set()
         self._modules = modules
         self._build_symbols()
 
@@ -99,7 +101,17 @@ class SymbolTable:
         return self._canonical(qualified)
 
     def _canonical(self, qualified: str) -> Optional[str]:
-        """Follow imports, aliases and class hierarchies until a defined symbol (or an external name)."""
+        """Follow imports, aliases and class hierarchies until a defined symbol (or an external name). Names
+        that lead back to themselves (``a.X`` imports ``b.X``, which imports ``a.X``) denote nothing."""
+        if qualified in self._following:
+            return None
+        self._following.add(qualified)
+        try:
+            return self._follow(qualified)
+        finally:
+            self._following.discard(qualified)
+
+    def _follow(self, qualified: str) -> Optional[str]:
         for _ in range(12):
             symbol = self.entries.get(qualified)
             if symbol is not None:

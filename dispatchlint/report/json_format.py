@@ -27,6 +27,7 @@ def finding_to_dict(finding: Finding) -> Dict[str, Any]:
         "fixable": finding.fixable,
         "fix_safety": finding.fix_safety,
         "related": [{**_location(item), "message": item.message} for item in finding.related],
+        "trace": [{**_location(item), "message": item.message} for item in finding.trace],
     }
 
 

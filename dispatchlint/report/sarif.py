@@ -55,6 +55,9 @@ def render_sarif(findings: Sequence[Finding]) -> str:
             "message": {"text": finding.message},
             "locations": [_location(finding)],
         }
+        if finding.trace:  # GitHub code scanning shows a code flow step by step
+            steps = [{"location": {**_location(item), "message": {"text": item.message}}} for item in finding.trace]
+            result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
         if finding.related:
             result["relatedLocations"] = [
                 {"id": number, **_location(item), "message": {"text": item.message}}

@@ -11,7 +11,8 @@ import click
 from dispatchlint.rules import Finding, all_rules
 
 
-def render_text(findings: Sequence[Finding], color: bool, cwd: Path) -> str:
+def render_text(findings: Sequence[Finding], color: bool, cwd: Path, verbose: bool = False) -> str:
+    """``verbose`` adds each finding's trace: where the model's arguments come from, every hop, the sink."""
     cache: Dict[str, List[str]] = {}
     out: List[str] = []
     for finding in findings:
@@ -25,6 +26,11 @@ def render_text(findings: Sequence[Finding], color: bool, cwd: Path) -> str:
         fix = " [*]" if finding.fixable else ""
         out.append(f"{location} {code}{fix} {finding.message}")
         out.extend(_snippet(finding, _lines(cache, cwd / finding.path), color))
+        if verbose and finding.trace:
+            out.append("  trace:")
+            for number, step in enumerate(finding.trace, start=1):
+                out.append(f"    {number}. {step.path}:{step.span.line}:{step.span.column}: {step.message}")
+            out.append("")
     count = len(findings)
     out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
     return "\n".join(out) + "\n"

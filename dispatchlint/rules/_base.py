@@ -10,20 +10,15 @@ import inspect
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from dispatchlint.analysis.facts import ModuleFacts, Span
+from dispatchlint.analysis.facts import Location, ModuleFacts, Span
 from dispatchlint.analysis.link import Project
 
 SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
-class Related:
-    """Another place a finding refers to (the table, the gate, the schema)."""
-
-    path: str
-    span: Span
-    message: str
+#: Another place a finding refers to (the table, the gate, the schema), or a step of its trace.
+Related = Location
 
 
 @dataclass(frozen=True)
@@ -36,6 +31,8 @@ class Finding:
     fixable: bool = False
     fix_safety: Optional[str] = None
     related: Tuple[Related, ...] = ()
+    #: How the model's arguments reach the place reported: the source, each hop, the sink (DL101).
+    trace: Tuple[Related, ...] = ()
 
     def sort_key(self) -> Tuple[str, int, int, str, str]:
         return (self.path, self.span.line, self.span.column, self.code, self.message)
@@ -83,8 +80,11 @@ class Rule:
         related: Iterable[Related] = (),
         fixable: bool = False,
         fix_safety: Optional[str] = None,
+        trace: Iterable[Related] = (),
     ) -> Finding:
-        return Finding(self.code, self.name, message, module.path, span, fixable, fix_safety, tuple(related))
+        return Finding(
+            self.code, self.name, message, module.path, span, fixable, fix_safety, tuple(related), tuple(trace)
+        )
 
 
 def related(module: ModuleFacts, span: Span, message: str) -> Related:

@@ -173,6 +173,7 @@ class UnguardedDispatch(Rule):
                 for module, call in site.bypasses:
                     if (module.path, call.span) not in reported:
                         reported.add((module.path, call.span))
+                        sink = related(site.module, site.span, "sink: the tool runs with them")
                         yield self.finding(
                             module,
                             call.span,
@@ -180,6 +181,7 @@ class UnguardedDispatch(Rule):
                             [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
                             fixable=fix.fixable,
                             fix_safety=fix.safety(SAFE),
+                            trace=project.call_trace(module, call, sink),
                         )
                 continue
             message = self._message(project, site, gate)
@@ -188,6 +190,7 @@ class UnguardedDispatch(Rule):
                 site.span,
                 message if site.reaches_past else fix.explained(message),
                 self._related(site, gate_locations),
+                trace=project.trace(site, "sink: the tool runs with them, unrepaired"),
                 fixable=fix.fixable,
                 fix_safety=fix.safety(SAFE),
             )
