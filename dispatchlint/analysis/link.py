@@ -221,6 +221,8 @@ class Project:
         self.schemas = self._collect_schemas()
         self.tables = self._link_tables()
         self._verdicts: Dict[Tuple[str, str], str] = {}
+        #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
+        self.gated_methods: Set[str] = set()
         self.sites = self._link_sites()
         #: The project repairs tool arguments somewhere: a function passes its arguments through a gate, a
         #: table is wrapped, or a tool runs with gated arguments. A function that merely looks like a gate (it
@@ -230,6 +232,10 @@ class Project:
             or any(table.wrapped for table in self.tables.values())
             or any(site.tool_like and site.verdict == GATED for site in self.sites)
         )
+        #: The project's tools validate their own arguments somewhere: it builds tools of a framework that
+        #: validates them, or defines tool classes whose public entry does. Not a gate on the project's own
+        #: paths, but a project that has it is not ungated (DL102 stays silent).
+        self.validates_tools = self.has_gate or self._uses_validating_tools()
 
     # ------------------------------------------------------------------------------------------ symbols
 
@@ -760,6 +766,16 @@ class Project:
         roots = FRAMEWORK_PACKAGES + tuple(self.config.tool_types)
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
 
+    def _uses_validating_tools(self) -> bool:
+        for module in self.modules:
+            if self.is_test(module):
+                continue
+            if any(self.is_framework_name(target) for _, target in module.imports):
+                return True
+            if any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes):
+                return True
+        return False
+
     def is_tool_type(self, qualified: str) -> bool:
         """A tool class whose public entry validates the arguments: a framework's, one deriving from it, or a
         project class whose ``run``/``invoke``/``__call__``... validates them (or calls a gate)."""
@@ -831,7 +847,7 @@ class Project:
                 elif reaches_past and not tables:
                     tables = [None]  # a tool object found by a linear scan of a list
                 for table in tables:
-                    if method and (table is None or not self._holds_tool_objects(table)):
+                    if method and (table is None or not self.holds_tool_objects(table)):
                         continue  # a method of a function, or of an object from nowhere known
                     if table is None:
                         verdict = self._site_verdict(module, dispatch.function, dispatch.args)
@@ -852,7 +868,7 @@ class Project:
                     if self._holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
                     if table.holds_objects and not (reaches_past or method):
-                        continue  # calling a tool object: its own entry decides what it validates
+                        dispatch = replace(dispatch, kind="method:__call__")  # calling the tool object itself
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     guarded_table = table.wrapped and not reaches_past
                     verdict = GATED if guarded_table else self._site_verdict(module, dispatch.function, dispatch.args)
@@ -889,7 +905,7 @@ class Project:
             for site in sites
         ]
 
-    def _holds_tool_objects(self, table: LinkedTable) -> bool:
+    def holds_tool_objects(self, table: LinkedTable) -> bool:
         """The values are objects whose methods run tools (``{t.name: t for t in tools}``, instances built in
         the literal, a registry filled with objects), not plain functions."""
         if table.holds_objects:
@@ -897,18 +913,12 @@ class Project:
         return bool(table.entries) and not any(entry.executors or entry.is_class for entry in table.entries)
 
     def _judge_method_sites(self, sites: List[Site]) -> List[Site]:
-        """A tool object's method run with raw arguments is a bypass only where the project gates the same
-        method on another path: otherwise the method may well be the object's own validating entry. Tables of
-        framework tools are read through their public (validating) entries."""
-        gated_methods = {site.kind for site in sites if site.kind.startswith("method:") and site.verdict == GATED}
-        judged = []
-        for site in sites:
-            if site.kind.startswith("method:"):
-                framework = site.table is not None and site.table.wrapped
-                if framework or site.kind not in gated_methods:
-                    continue
-            judged.append(site)
-        return judged
+        """Tables of framework tools are read through their public (validating) entries: not sites. For other
+        tool objects, the methods the project also calls with gated arguments on another path are recorded in
+        ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
+        object's own validating entry)."""
+        self.gated_methods = {site.method for site in sites if site.method and site.verdict == GATED}
+        return [site for site in sites if not (site.method and site.table is not None and site.table.wrapped)]
 
     def _direct_sites(self, sites: Sequence[Site]) -> List[Site]:
         """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a

@@ -76,9 +76,8 @@ def _decisions(project: Project, root: Path, wanted: Set[_Location]) -> Iterator
         bypasses = [chosen("DL101", module, call.span) for module, call in site.bypasses]
         if chosen("DL101", site.module, site.span) or any(bypasses):
             yield site_decision(project, site)
-    for table in project.tables.values():
-        if chosen("DL102", table.module, table.definition.span):
-            yield table_decision(project, table)
+        if site.table is not None and chosen("DL102", site.module, site.span):
+            yield table_decision(project, site.table)
     for module in project.modules:
         for parse in module.json_parses:
             if chosen("DL201", module, parse.span):

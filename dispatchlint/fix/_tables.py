@@ -73,6 +73,8 @@ class TableFix:
 
 def table_fix(project: Project, sources: Sources, table: LinkedTable) -> Union[TableFix, str]:
     """The fix for a table, or why there is none."""
+    if project.holds_tool_objects(table):
+        return "the table holds tool objects, whose methods run the tools; repair the arguments before the call"
     value = _definition_value(sources, table)
     if isinstance(value, str):
         return value

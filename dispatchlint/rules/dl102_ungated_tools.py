@@ -23,8 +23,9 @@ def run(tool_call):
 
 class UngatedTools(Rule):
     """## What it does
-    Opt-in (`--select DL102`). In a project with no gate at all, reports each executor table that is dispatched
-    with the model's raw arguments, once, at its definition.
+    Opt-in (`--select DL102`). In a project with no gate at all (and whose tools do not validate their own
+    arguments, as a framework's tools do), reports each call that runs a tool from an executor table with the
+    model's raw arguments; the table is the related location, since the fix wraps it once.
 
     ## Why is this bad?
     Nothing repairs mistyped arguments before the tools run. There is no inconsistency between paths (so DL101
@@ -64,25 +65,28 @@ class UngatedTools(Rule):
             }
         )
     ]
-    INVALID = [Case({"agent/__init__.py": "", "agent/tools.py": _TOOLS}, (("agent/tools.py", 7),))]
+    INVALID = [Case({"agent/__init__.py": "", "agent/tools.py": _TOOLS}, (("agent/tools.py", 10),))]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        if project.has_gate:
-            return
+        if project.validates_tools:
+            return  # a gate, or tools that validate themselves: not an ungated project
+        reported = set()
         for table in project.tool_tables():
-            raw_sites = [site for site in project.sites_of(table) if site.unguarded]
-            if not raw_sites:
-                continue
-            paths = ", ".join(f"{site.module.path}:{site.span.line}" for site in raw_sites[:3])
-            fix = table_decision(project, table)
-            yield self.finding(
-                table.module,
-                table.definition.span,
-                fix.explained(
-                    f"tools in `{table.display_name}` run with the model's raw arguments ({paths}) and the project "
-                    f"has no gate: wrap the table with `dispatchlint.runtime.wrap_table` and the tools' schemas"
-                ),
-                [related(site.module, site.span, "raw dispatch") for site in raw_sites[:3]],
-                fixable=fix.fixable,
-                fix_safety=fix.safety(SAFE),
-            )
+            for site in project.sites_of(table):
+                if not site.unguarded or (site.module.path, site.span) in reported:
+                    continue
+                reported.add((site.module.path, site.span))
+                fix = table_decision(project, table)
+                yield self.finding(
+                    site.module,
+                    site.span,
+                    fix.explained(
+                        f"`{table.display_name}[{site.key}]` runs with the model's raw arguments and the project has "
+                        f"no gate: wrap `{table.display_name}` (`{table.module.module}`, line "
+                        f"{table.definition.span.line}) with `dispatchlint.runtime.wrap_table` and the tools' schemas"
+                    ),
+                    [related(table.module, table.definition.span, f"table `{table.display_name}`")],
+                    fixable=fix.fixable,
+                    fix_safety=fix.safety(SAFE),
+                    trace=project.trace(site, "sink: the tool runs with them, unrepaired"),
+                )
