@@ -295,6 +295,9 @@ class ClassDef:
     qualname: str
     bases: Tuple[str, ...]
     span: Span
+    #: As for functions: a registering decorator puts the class in a table (``@register_tool("search")``).
+    decorators: Tuple[ValueRef, ...] = ()
+    decorator_keys: Tuple[Optional[str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from dispatchlint.analysis.facts import (
 #: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
 _RUNNERS_FIRST = ("submit", "to_thread", "partial", "run_sync", "start_soon", "apply_async", "spawn")
 _RUNNERS_SECOND = ("run_in_executor",)
-_JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "ast.literal_eval"}
+_JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "json5.loads", "ast.literal_eval"}
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
@@ -519,7 +519,11 @@ class _ModuleIndexer:
     def _class(self, node: cst.ClassDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name.value}" if scope.qualname else node.name.value
         bases = tuple(filter(None, (syn.dotted_name(arg.value) for arg in node.bases if arg.keyword is None)))
-        self.classes.append(ClassDef(qualname, bases, self.span(node.name)))
+        decorators = tuple(self._value_ref(decorator.decorator, scope) for decorator in node.decorators)
+        keys = tuple(pat.decorator_key(decorator.decorator) for decorator in node.decorators)
+        for decorator in node.decorators:
+            self._expression(decorator.decorator, scope)
+        self.classes.append(ClassDef(qualname, bases, self.span(node.name), decorators, keys))
         self._block(node.body.body, _Scope("class", qualname, qualname))
 
     # ---------------------------------------------------------------------------------------------- assignments
@@ -980,9 +984,15 @@ class _ModuleIndexer:
         if mapping is None or key is None or not isinstance(mapping, cst.Name):
             return None
         flow = scope.env.get(mapping.value)
-        if isinstance(flow, Param) and flow.function == scope.qualname and flow.name in syn.ARGS_NAMES:
+        if self._is_own_arguments(flow, scope):
             return key
+        if isinstance(flow, CallResult) and any(self._is_own_arguments(arg, scope) for arg in flow.args):
+            return key  # params = self._verify_args(params): the same arguments, checked by a helper
         return None
+
+    @staticmethod
+    def _is_own_arguments(flow: Optional[Flow], scope: _Scope) -> bool:
+        return isinstance(flow, Param) and flow.function == scope.qualname and flow.name in syn.ARGS_NAMES
 
     def _text(self, node: cst.CSTNode) -> str:
         return self.tree.code_for_node(node)

@@ -110,6 +110,8 @@ class LinkedEntry:
     wrapped: bool
     #: The value is a class (an argument model or a tool class), not a function.
     is_class: bool = False
+    #: For a tool class, the methods that run the tool (``Search.call``): its executors once instantiated.
+    methods: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -641,6 +643,19 @@ class Project:
                             self._registered_wrapped(fill, registrar_module, qualified),
                         )
                     )
+            for cls in module.classes:  # @register_tool("search") class Search(BaseTool): ...
+                for decorator, key in zip(cls.decorators, cls.decorator_keys):
+                    resolved = self.resolve(module, decorator.target, _parent(cls.qualname))
+                    if decorator.kind not in ("ref", "call") or resolved not in decorators:
+                        continue
+                    qualified = f"{module.module}.{cls.qualname}"
+                    methods = tuple(
+                        found
+                        for found in (self.symbols.member(qualified, name) for name in TOOL_ENTRY_METHODS)
+                        if found is not None and self.function(found) is not None
+                    )
+                    entry = LinkedEntry(key or cls.qualname, module, cls.span, (), False, True, methods[:1])
+                    decorators[resolved][0].entries.append(entry)
 
     def _register_calls(self, registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]]) -> None:
         """Calls of a registering function: ``registry.register("recall", recall, schema=...)``."""
@@ -767,14 +782,15 @@ class Project:
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
 
     def _uses_validating_tools(self) -> bool:
-        for module in self.modules:
-            if self.is_test(module):
-                continue
-            if any(self.is_framework_name(target) for _, target in module.imports):
-                return True
-            if any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes):
-                return True
-        return False
+        """The project defines tool classes that validate their arguments (deriving from a framework's, or
+        validating in their public entry). Importing a framework is not enough: an MCP server example next to
+        a hand-rolled table does not validate that table's tools."""
+        return any(
+            self.is_tool_type(f"{module.module}.{cls.qualname}")
+            for module in self.modules
+            if not self.is_test(module)
+            for cls in module.classes
+        )
 
     def is_tool_type(self, qualified: str) -> bool:
         """A tool class whose public entry validates the arguments: a framework's, one deriving from it, or a
@@ -788,20 +804,21 @@ class Project:
         self._tool_types[qualified] = found
         return found
 
-    def _entry_validates(self, qualified: str) -> bool:
-        """A method validates its arguments itself, calls a gate, or calls a ``self`` method that does."""
+    def _entry_validates(self, qualified: str, depth: int = 0) -> bool:
+        """A method validates its arguments itself, calls a gate, or calls project helpers that do, two calls
+        deep at most (``self._parse_args(input)``, ``_coerce_arguments(...)`` -> ``_coerce_arg(...)``)."""
         found = self.function(qualified)
         if found is None:
             return False
         module, definition = found
         if definition.validates_arguments or self.calls_gate(qualified):
             return True
+        if depth >= 2:
+            return False
         for _, call in self.calls_in(qualified):
-            if call.callee.startswith("self.") and call.callee.count(".") == 1:
-                helper = self.resolve(module, call.callee, definition.qualname, definition.class_name)
-                located = self.function(helper) if helper else None
-                if located is not None and located[1].validates_arguments:
-                    return True
+            helper = self.resolve(module, call.callee, definition.qualname, definition.class_name)
+            if helper is not None and helper != qualified and self._entry_validates(helper, depth + 1):
+                return True
         return False
 
     def _makes_framework_tool(self, qualified: str) -> bool:
@@ -1266,7 +1283,7 @@ class Project:
         """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
         entries are named after their functions) and registration calls that hand over a handler."""
         if self._executor_tools is None:
-            self._executor_tools = self._tools_served(self.tool_tables())
+            self._executor_tools = self._tools_served(self.tool_tables() + self._class_registries())
         return self._executor_tools
 
     def _tools_served(self, tables: Iterable[LinkedTable]) -> Dict[str, Set[str]]:
@@ -1274,7 +1291,7 @@ class Project:
         tools = {executor: set(names) for executor, names in self.registered_executors().items()}
         for table in tables:
             for entry in table.entries:
-                for executor in entry.executors:
+                for executor in entry.executors + entry.methods:
                     tools.setdefault(executor, set()).update([entry.key] if entry.key is not None else [])
         return tools
 
@@ -1284,6 +1301,11 @@ class Project:
         if dispatched_only not in self._tool_tables:
             self._tool_tables[dispatched_only] = self._find_tool_tables(dispatched_only)
         return list(self._tool_tables[dispatched_only])
+
+    def _class_registries(self) -> List[LinkedTable]:
+        """Registries of tool classes (``@register_tool("search") class Search(BaseTool)``): instantiated by
+        name, their ``call``/``run`` methods then run the tools."""
+        return [table for table in self.tables.values() if any(entry.methods for entry in table.entries)]
 
     def _find_tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
         schema_names = set(self.schemas)

@@ -126,7 +126,7 @@ class HandrolledJsonParse(Rule):
                 )
 
     def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
-        parser = "ast.literal_eval" if parse.parser.endswith("literal_eval") else "json.loads"
+        parser = parse.parser
         tool = ", ".join(f"`{name}`" for name in names) or "a tool"
         declared = [project.declared_types(name, parse.parameter) for name in names]
         types = sorted({t for found in declared if found for t in found})
