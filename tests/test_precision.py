@@ -33,6 +33,34 @@ def handle_function_call(tool_name, args):
 """
 
 SILENT = {
+    "CLI sub-command table called with an argparse namespace named args": """
+import argparse
+
+def cmd_search(args):
+    return args.item
+
+def cmd_list(args):
+    return []
+
+COMMANDS = {"search": cmd_search, "list": cmd_list}
+
+def dispatch(args):
+    return COMMANDS[args.command](args)
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=sorted(COMMANDS))
+    return dispatch(parser.parse_args(argv))
+""",
+    "a tool object's method reached through an inner object's public entry": """
+import json
+
+TOOLS = {}
+
+def run_inner(tool_call):
+    tool = TOOLS[tool_call.name]
+    return tool.func.async_call(**json.loads(tool_call.arguments))
+""",
     "model factory keyed by a name, called with **kwargs": """
 def make_gpt(**kwargs):
     return ("gpt", kwargs)
@@ -486,3 +514,26 @@ def run(call):
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:7")}
+
+
+def test_an_api_helper_that_reads_properties_is_not_a_gate(tmp_path: Path, run_cli) -> None:
+    """Without a real gate the project is ungated: a helper that reads a request body's ``properties`` and
+    rewrites it is not a gate unless it is handed the model's arguments on a tool path."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/sheets.py": (
+            "def sheets_create(args):\n"
+            "    body = {'properties': {'title': args.get('title')}}\n"
+            "    props = body['properties']\n"
+            "    props['title'] = str(props['title'])\n"
+            "    return body\n\n"
+            "def handle_sheet_request(request):\n"
+            "    return sheets_create(request.form)\n"
+        ),
+        "agent/loop.py": "import json\nfrom agent.registry import REGISTRY\n\n"
+        "def run(call):\n    return REGISTRY[call.name](**json.loads(call.arguments))\n",
+        "agent/registry.py": REGISTRY.replace("from agent.gate import coerce_tool_args\n", "").replace(
+            "    args = coerce_tool_args(tool_name, args)\n", ""
+        ),
+    }
+    assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []

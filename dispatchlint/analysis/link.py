@@ -48,6 +48,11 @@ RAW = "raw"
 #: ``json.loads`` of some string): raw only with corroborating evidence that the path runs a tool.
 RAW_WEAK = "raw-weak"
 UNKNOWN = "unknown"
+#: Known not to be the model's arguments (an argparse namespace): a parameter fed only this is not raw, whatever
+#: its name.
+NOT_MODEL = "not-model"
+#: Calls whose result is a command line's parsed arguments.
+_COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = "dispatchlint.runtime"
@@ -212,13 +217,13 @@ class Project:
         self._tool_types: Dict[str, bool] = {}
         self.gate_names = {DEFAULT_GATE} | {gate.split(".")[-1] for gate in config.gates}
         self.sanitizers = self._find_sanitizers()
-        self.gate_functions = self._find_gate_functions()
         self._calls_by_function: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers_by_name: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
         self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._index_calls()
+        self.gate_functions = self._find_gate_functions()
         self.gated_entries = self._find_gated_entries()
         self.schemas = self._collect_schemas()
         self.tables = self._link_tables()
@@ -318,10 +323,17 @@ class Project:
         return found
 
     def _behaves_like_gate(self, qualified: str, function: FunctionDef) -> bool:
+        """Reads a schema's ``properties`` and rewrites values, or validates, and sits on a tool path: some call
+        hands it the model's arguments (an API helper that reads a request body's ``properties`` does not)."""
         takes_arguments = any(param in syn.ARGS_NAMES for param in function.params)
         if not takes_arguments or qualified in self.sanitizers or _SANITIZER_NAME.search(function.name):
             return False
-        return (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments
+        behaves = (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments
+        return behaves and any(
+            _model_arguments(flow)
+            for _, call in self.callers(qualified, function)
+            for flow in list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+        )
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
         if callee.split(".")[-1] in self.gate_names:
@@ -400,6 +412,8 @@ class Project:
             return combine([self.evaluate(option, module, function, depth) for option in flow.options], every=True)
         if isinstance(flow, CallResult):
             class_name = self.class_of(module, function)
+            if flow.callee.rsplit(".", 1)[-1] in _COMMAND_LINE_PARSERS:
+                return NOT_MODEL
             if self.is_gate_callee(module, flow.callee, function) and not flow.first_of_tuple:
                 return GATED
             resolved = self.resolve(module, flow.callee, function, class_name)
@@ -449,7 +463,7 @@ class Project:
         # Callers decide when they can be read; where none can (no caller, or values this analysis cannot
         # follow), a parameter named like a tool call's arguments holds them as the model sent them.
         verdict = combine(verdicts, every=True) if verdicts else by_name
-        if verdict == UNKNOWN:
+        if verdict == UNKNOWN and NOT_MODEL not in verdicts:
             verdict = by_name
         self._verdicts[memo_key] = verdict
         return verdict
@@ -780,6 +794,32 @@ class Project:
             return False
         roots = FRAMEWORK_PACKAGES + tuple(self.config.tool_types)
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
+
+    def entry_carries_schema(self, entry: LinkedEntry) -> bool:
+        """A table entry whose schema comes with it: a tool object or class (``args_schema``, ``parameters``),
+        a function a framework's decorator makes a tool of, or one that takes a pydantic model."""
+        if not entry.executors:
+            return True  # an object, a class, or a value this analysis cannot see into: nothing to say
+        for executor in entry.executors:
+            found = self.function(executor)
+            if found is None:
+                continue
+            module, definition = found
+            if self._decorated_by_gate(executor):
+                return True
+            for _, annotation in definition.annotations:
+                declared = syn.annotated_class(annotation)
+                resolved = self.resolve(module, declared, _parent(definition.qualname)) if declared else None
+                if resolved and any(self._is_model_class(cls) for cls in self.mro(resolved)):
+                    return True
+        return False
+
+    def _is_model_class(self, qualified: str) -> bool:
+        located = self.symbols.class_def(qualified)
+        if located is None:
+            return False
+        cls, module = located
+        return any((self.resolve(module, base) or "").startswith("pydantic") for base in cls.bases)
 
     def _uses_validating_tools(self) -> bool:
         """The project defines tool classes that validate their arguments (deriving from a framework's, or
@@ -1421,6 +1461,19 @@ def _bound_literal(
         if found is not None and found[0] == kind:
             return found[1]
     return None
+
+
+def _model_arguments(flow: Flow) -> bool:
+    """What a call hands on reads as the model's arguments: wire-parsed, or a parameter named like them."""
+    if isinstance(flow, Raw):
+        return flow.why != WEAK_JSON
+    if isinstance(flow, Param):
+        return flow.name in syn.ARGS_NAMES
+    if isinstance(flow, Either):
+        return any(_model_arguments(option) for option in flow.options)
+    if isinstance(flow, CallResult):
+        return any(_model_arguments(argument) for argument in flow.args)
+    return False
 
 
 def _wire_parsed_here(flow: Flow) -> bool:

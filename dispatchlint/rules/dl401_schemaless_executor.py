@@ -12,7 +12,9 @@ from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
 class SchemalessExecutor(Rule):
     """## What it does
     Opt-in (`--select DL401`). Reports an entry of an executor table for which no parameter schema can be found
-    anywhere in the project.
+    anywhere in the project. A tool object (a framework tool with its `args_schema`, an instance of a tool
+    class), a function a framework decorator turns into a tool (its signature is the schema) and a function
+    that takes a pydantic model count as having one.
 
     ## Why is this bad?
     The gate repairs arguments against the tool's schema. Without one it has nothing to act on: the tool gets
@@ -53,7 +55,7 @@ class SchemalessExecutor(Rule):
             return
         for table in project.tool_tables(dispatched_only=True):
             for entry in table.entries:
-                if entry.key is None or entry.key in project.schemas:
+                if entry.key is None or entry.key in project.schemas or project.entry_carries_schema(entry):
                     continue
                 yield self.finding(
                     entry.module,
