@@ -19,6 +19,11 @@ from dispatchlint.analysis.facts import SchemaDef, Span
 SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "json_schema", "args_schema", "schema")
 
 
+def class_schema_key(class_qualname: str) -> str:
+    """The ``SchemaDef.tool`` of a schema declared on a tool class, until the class is known by a tool name."""
+    return f"<class {class_qualname}>"
+
+
 class SchemaCollector:
     """Fed every node of a module once (by the indexer's pre-pass); collects :class:`SchemaDef` facts."""
 

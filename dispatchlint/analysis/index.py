@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis._schemas import SchemaCollector
+from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
 from dispatchlint.analysis.facts import (
     UNKNOWN,
     WEAK_JSON,
@@ -524,7 +524,24 @@ class _ModuleIndexer:
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
         self.classes.append(ClassDef(qualname, bases, self.span(node.name), decorators, keys))
+        self._class_schema(qualname, node)
         self._block(node.body.body, _Scope("class", qualname, qualname))
+
+    def _class_schema(self, qualname: str, node: cst.ClassDef) -> None:
+        """``class Retrieval(BaseTool): parameters = {"type": "object", "properties": {...}}``: the schema of
+        whatever tool the class is registered as (the linker knows the name)."""
+        for statement in node.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                target = small.target if isinstance(small, cst.AnnAssign) else None
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                value = getattr(small, "value", None)
+                if not (isinstance(target, cst.Name) and target.value in SCHEMA_KEYS and value is not None):
+                    continue
+                schema = syn.literal_value(value, self.constants)
+                if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+                    properties = syn.schema_properties(schema)
+                    self.schemas.append(SchemaDef(class_schema_key(qualname), properties, self.span(target)))
 
     # ---------------------------------------------------------------------------------------------- assignments
 

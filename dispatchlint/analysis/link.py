@@ -34,6 +34,7 @@ from dispatchlint.analysis.facts import (
     TableFill,
     ValueRef,
 )
+from dispatchlint.analysis._schemas import class_schema_key
 from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.symbols import SymbolTable, scoped
 from dispatchlint.config import Config
@@ -670,6 +671,15 @@ class Project:
                     )
                     entry = LinkedEntry(key or cls.qualname, module, cls.span, (), False, True, methods[:1])
                     decorators[resolved][0].entries.append(entry)
+                    for cls_name in self.mro(qualified):  # the class's own ``parameters`` names that tool
+                        located = self.symbols.class_def(cls_name)
+                        if located is not None and entry.key is not None:
+                            declared = self.schemas.get(class_schema_key(located[0].qualname), [])
+                            self.schemas[entry.key].extend(
+                                (owner, replace(schema, tool=entry.key))
+                                for owner, schema in declared
+                                if owner is located[1]
+                            )
 
     def _register_calls(self, registrars: Dict[str, Tuple[LinkedTable, TableFill, ModuleFacts]]) -> None:
         """Calls of a registering function: ``registry.register("recall", recall, schema=...)``."""
