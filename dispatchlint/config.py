@@ -18,7 +18,16 @@ class ConfigError(Exception):
 
 
 #: Where test code lives in most Python projects.
-DEFAULT_TEST_PATHS = ("tests/", "test/", "testing/", "test_*.py", "*_test.py", "conftest.py")
+DEFAULT_TEST_PATHS = (
+    "tests/",
+    "test/",
+    "testing/",
+    "tests_*/",
+    "*_tests/",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+)
 
 
 @dataclass(frozen=True)

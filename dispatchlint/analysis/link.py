@@ -1127,7 +1127,12 @@ class Project:
                 continue
             written = f"{passed}.{rest}" if rest else passed
             resolved = self.resolve(caller_module, written, call.function, self.class_of(caller_module, call.function))
-            for table in self._tables_at(resolved, depth + 1):
+            found = self._tables_at(resolved, depth + 1)
+            caller = self.function(f"{caller_module.module}.{call.function}") if call.function else None
+            if not found and caller is not None and passed in caller[1].params and depth < 3:
+                # handed on again: execute_tools(calls, tool_dict) -> _execute_single_tool(call, tool_dict)
+                found = self._passed_tables(f"{caller_module.module}.{call.function}", caller[1], passed, rest, depth + 1)
+            for table in found:
                 if table not in tables:
                     tables.append(table)
         return tables

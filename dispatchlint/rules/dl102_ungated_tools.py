@@ -77,14 +77,17 @@ class UngatedTools(Rule):
                     continue
                 reported.add((site.module.path, site.span))
                 fix = table_decision(project, table)
+                called = f"{table.display_name}[{site.key}]" + (f".{site.method}(...)" if site.method else "")
+                remedy = (
+                    "repair them before the call with `dispatchlint.runtime.coerce_args` and the tool's schema"
+                    if site.method
+                    else f"wrap `{table.display_name}` (`{table.module.module}`, line {table.definition.span.line}) "
+                    f"with `dispatchlint.runtime.wrap_table` and the tools' schemas"
+                )
                 yield self.finding(
                     site.module,
                     site.span,
-                    fix.explained(
-                        f"`{table.display_name}[{site.key}]` runs with the model's raw arguments and the project has "
-                        f"no gate: wrap `{table.display_name}` (`{table.module.module}`, line "
-                        f"{table.definition.span.line}) with `dispatchlint.runtime.wrap_table` and the tools' schemas"
-                    ),
+                    fix.explained(f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}"),
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                     fixable=fix.fixable,
                     fix_safety=fix.safety(SAFE),
