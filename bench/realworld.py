@@ -74,7 +74,8 @@ class Score:
 def load_labels(truth: Mapping[str, Any]) -> List[Label]:
     labels = []
     for entry in list(truth.get("labels", [])) + list(truth.get("judged", [])):
-        kind = entry.get("kind") or ("required" if entry.get("verdict") == "right" else "wrong")
+        # a finding judged right after the run is a true positive, but not a label the run is scored against
+        kind = entry.get("kind") or ("right" if entry.get("verdict") == "right" else "wrong")
         codes = tuple(entry.get("codes") or ([entry["code"]] if "code" in entry else []))
         first, last = entry["lines"]
         labels.append(Label(kind, codes, entry["path"], int(first), int(last), entry.get("why", "")))
@@ -92,6 +93,9 @@ def score(findings: Sequence[Finding], labels: Sequence[Label], select_all: bool
         hit = next((label for label in counted if label.covers(finding)), None)
         if hit is not None:
             found.add(id(hit))
+            result.true_positives += 1
+            continue
+        if any(label.kind == "right" and label.covers(finding) for label in labels):
             result.true_positives += 1
             continue
         wrong = next((label for label in labels if label.kind == "wrong" and label.covers(finding)), None)
