@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from dispatchlint.analysis.discover import discover
-from dispatchlint.analysis.link import Project
+from dispatchlint.analysis.link import link_project
 from dispatchlint.config import Config
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
 from dispatchlint.engine import select_rules
@@ -47,7 +47,7 @@ def main() -> None:
         discovered = time.perf_counter()
         modules, _ = index_files(files, None, options.jobs)
         indexed = time.perf_counter()
-        project = Project(modules, Config())
+        project = link_project(modules, Config())
         linked = time.perf_counter()
         findings = [f for rule in select_rules(["ALL"], []) for f in rule.check(project)]
         checked = time.perf_counter()

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
 from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.link import Project
+from dispatchlint.analysis.link import Project, link_project
 from dispatchlint.config import Config, ConfigError, load_config
 from dispatchlint.fix import bind
 from dispatchlint.rules import Finding, Rule, all_rules
@@ -69,7 +69,7 @@ def analyse(
     explicit = [t for t in targets if t.is_file() and t.suffix == ".py" and not any(f.path == t for f in files)]
     cache = FactsCache(root / CACHE_DIRECTORY) if use_cache else None
     modules, errors = index_files(files + _explicit_files(root, explicit), cache, jobs or os.cpu_count() or 1)
-    project = Project(modules, config)
+    project = link_project(modules, config)
     bind(project, root)
     findings: List[Finding] = []
     for rule in rules:

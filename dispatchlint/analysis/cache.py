@@ -1,8 +1,9 @@
 """Index files once per content: a per-file cache of facts, and parallel indexing of the rest.
 
 A file's facts depend only on its bytes, its path and module name, and the code of the indexer (its source
-files, hashed once per process), so that is the key; the configuration only matters from linking on and is not part of it. Entries are pickles of plain
-dataclasses, written atomically under ``<root>/.dispatchlint_cache/`` (which carries its own ``.gitignore``).
+files, hashed once per process), so that is the key; the configuration only matters from linking on and is not
+part of it. Entries are pickles of plain dataclasses, written atomically under ``<root>/.dispatchlint_cache/``
+(which carries its own ``.gitignore``).
 Facts of files not in the cache are computed in worker processes when there are enough of them to pay for the
 processes.
 """

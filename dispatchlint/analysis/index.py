@@ -736,8 +736,8 @@ class _ModuleIndexer:
         calls, lambdas = syn.calls_and_lambdas(expression)
         for call in calls:
             self._call(call, scope)
-        for node in lambdas:
-            self._lambda(node, scope)
+        for lambda_node in lambdas:
+            self._lambda(lambda_node, scope)
         for node in syn.walk(expression):
             if isinstance(node, cst.NamedExpr):
                 self._assign(node.target, node.value, scope, node)

@@ -116,7 +116,7 @@ def _outermost(module: ModuleFacts, chain: NameChain) -> NameChain:
 
 def parse_decision(project: Project, module: ModuleFacts, parse: JsonParse) -> Decision:
     """Whether the hand-rolled parse can go: the tools its function serves must all be repaired on every path."""
-    tools = project.executor_tools().get(f"{module.module}.{parse.function}", set())
+    tools = project.dispatches.executor_tools().get(f"{module.module}.{parse.function}", set())
 
     def table_fix_or_reason(table: LinkedTable) -> Union[TableFix, str]:
         decision = table_decision(project, table)

@@ -50,7 +50,7 @@ def imports_module(project: Project, importer: str, imported: str) -> bool:
 
 
 def _import_graph(project: Project) -> Dict[str, Set[str]]:
-    names = project.module_names
+    names = project.graph.module_names
     graph: Dict[str, Set[str]] = {}
     for module in project.modules:
         edges = graph.setdefault(module.module, set())

@@ -74,7 +74,7 @@ def _declared(project: Project, tools: Set[str], parameter: str) -> str:
     if not tools:
         return "no schema of the tool can be found"
     for tool in sorted(tools):
-        declared = project.declared_types(tool, parameter)
+        declared = project.catalog.declared_types(tool, parameter)
         types = set(declared or ())
         if declared is None:
             return f"no schema of `{tool}` declares `{parameter}`"
@@ -88,18 +88,18 @@ def _declared(project: Project, tools: Set[str], parameter: str) -> str:
 
 
 def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Union[Tuple[TableFix, ...], str]:
-    found = project.function(executor)
+    found = project.graph.function(executor)
     if found is not None:
-        for module, call in project.callers(executor, found[1]):
+        for module, call in project.graph.callers(executor, found[1]):
             flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
-            verdicts = {project.evaluate(flow, module, call.function) for flow in flows}
+            verdicts = {project.taint.evaluate(flow, module, call.function) for flow in flows}
             if GATED not in verdicts or verdicts & {RAW, RAW_WEAK}:
                 return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
     requires: List[TableFix] = []
-    for table in project.tables.values():
+    for table in project.catalog.tables.values():
         if not any(executor in entry.executors for entry in table.entries) or table.wrapped:
             continue
-        sites = [site for site in project.sites_of(table) if site.tool_like]
+        sites = [site for site in project.dispatches.sites_of(table) if site.tool_like]
         if all(site.verdict == GATED for site in sites):
             continue
         fix = fixer(table)

@@ -226,7 +226,7 @@ class ProjectPlan:
     def file(self, module: ModuleFacts) -> FilePlan:
         plan = self.files.get(module.path)
         if plan is None:
-            packages = {name.split(".")[0] for name in self.project.module_names}
+            packages = {name.split(".")[0] for name in self.project.graph.module_names}
             plan = self.files[module.path] = FilePlan(self.sources.get(module.path), module, packages)
         return plan
 

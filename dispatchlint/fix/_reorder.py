@@ -99,7 +99,7 @@ def _restoring_statement(
         value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
         if isinstance(value, cst.Call):
             callee = syn.dotted_name(value.func)
-            if callee is not None and project.is_sanitizer(module, callee, function.qualname):
+            if callee is not None and project.gates.is_sanitizer(module, callee, function.qualname):
                 return index, value
     return None
 

@@ -82,7 +82,7 @@ def _decisions(project: Project, root: Path, wanted: Set[_Location]) -> Iterator
         for parse in module.json_parses:
             if chosen("DL201", module, parse.span):
                 yield parse_decision(project, module, parse)
-    for module, function in project.gate_locations(top_level_only=True):
+    for module, function in project.gates.gate_locations(top_level_only=True):
         if chosen("DL301", module, function.span):
             yield gate_decision(project, module, function)
 
@@ -92,4 +92,3 @@ def _with_requirements(fixes: Sequence[Fix]) -> Iterator[Fix]:
         if isinstance(fix, ParseFix):
             yield from fix.requires
         yield fix
-

@@ -103,7 +103,7 @@ def _declared_properties(project: Project, tool: Optional[str]) -> Set[str]:
     """Property names the tool's schema declares: a parameter so named is a tool parameter, not the mapping."""
     if tool is None:
         return set()
-    return {name for _, schema in project.schemas.get(tool, []) for name, _ in schema.properties}
+    return {name for _, schema in project.catalog.schemas.get(tool, []) for name, _ in schema.properties}
 
 
 def _entry_signatures(
@@ -115,7 +115,7 @@ def _entry_signatures(
         yield signature_of(value, bound=False)
         return
     for qualified in entry.executors or _bound_method(project, table, value):
-        found = project.function(qualified)
+        found = project.graph.function(qualified)
         if found is None:
             continue
         module, definition = found
@@ -131,7 +131,7 @@ def _bound_method(project: Project, table: LinkedTable, value: Optional[cst.Base
     owner = table.definition.owner if table.definition.scope in ("class", "instance") else ""
     if dotted is None or not owner or not dotted.startswith(("self.", "cls.")):
         return ()
-    resolved = project.resolve(table.module, dotted, "", owner)
+    resolved = project.graph.resolve(table.module, dotted, "", owner)
     return (resolved,) if resolved is not None else ()
 
 
@@ -151,7 +151,7 @@ def entry_value(sources: Sources, entry: LinkedEntry) -> Optional[cst.BaseExpres
 def _site_shape(project: Project, sources: Sources, table: LinkedTable) -> Union[CallShape, str]:
     """The shape read from the dispatch calls, when no executor's signature is known."""
     shapes: Set[Tuple[Optional[int], Tuple[str, ...]]] = set()
-    for site in project.sites_of(table):
+    for site in project.dispatches.sites_of(table):
         if not site.tool_like or site.arm is not None:
             continue
         shape = _dispatch_shape(project, sources, site.module.path, site.span, site.function)
@@ -174,7 +174,9 @@ def _dispatch_shape(
     # A runner (``pool.submit(T[k], agent, args)``) passes the arguments after the callable it is given.
     offset = 1 if dispatch.kind in _RUNNERS_FIRST else 2 if dispatch.kind in _RUNNERS_SECOND else 0
     args: Sequence[cst.Arg] = call.args[offset:]
-    raw = [i for i, flow in enumerate(dispatch.args) if project.evaluate(flow, module, function) in (RAW, RAW_WEAK)]
+    raw = [
+        i for i, flow in enumerate(dispatch.args) if project.taint.evaluate(flow, module, function) in (RAW, RAW_WEAK)
+    ]
     if len(raw) != 1 or raw[0] >= len(args) or args[raw[0]].keyword is not None or args[raw[0]].star == "*":
         return None
     if args[raw[0]].star == "**":

@@ -73,7 +73,7 @@ class TableFix:
 
 def table_fix(project: Project, sources: Sources, table: LinkedTable) -> Union[TableFix, str]:
     """The fix for a table, or why there is none."""
-    if project.holds_tool_objects(table):
+    if project.catalog.holds_tool_objects(table):
         return "the table holds tool objects, whose methods run the tools; repair the arguments before the call"
     value = _definition_value(sources, table)
     if isinstance(value, str):
@@ -86,7 +86,9 @@ def table_fix(project: Project, sources: Sources, table: LinkedTable) -> Union[T
     if isinstance(shape, str):
         return shape
     modules = [table.module] * at_definition + [fill.module for fill in fills]
-    hints = [f"{site.module.module}.{site.function}" for site in project.sites_of(table) if site.verdict == GATED]
+    hints = [
+        f"{site.module.module}.{site.function}" for site in project.dispatches.sites_of(table) if site.verdict == GATED
+    ]
     wrappings: Dict[str, Wrapping] = {}
     for module in modules:
         if module.module in wrappings:
@@ -141,7 +143,7 @@ def _holds_values(value: cst.BaseExpression) -> bool:
 def _fills(project: Project, sources: Sources, table: LinkedTable) -> Iterable[_Fill]:
     for module in project.modules:
         for fill in module.fills:
-            if project.table_for(module, fill.table, fill.function) is table:
+            if project.catalog.table_for(module, fill.table, fill.function) is table:
                 yield _Fill(module, _fill_node(sources, module, fill))
 
 

@@ -74,13 +74,15 @@ def gate_import(project: Project, hints: Iterable[str]) -> Union[Import, str]:
 def _gate(project: Project, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
     candidates: List[Tuple[ModuleFacts, FunctionDef]] = []
     for function in hints:
-        for module, call in project.calls_in(function):
-            if project.is_gate_callee(module, call.callee, call.function):
-                resolved = project.resolve(module, call.callee, call.function, project.class_of(module, call.function))
-                located = project.function(resolved) if resolved else None
+        for module, call in project.graph.calls_in(function):
+            if project.gates.is_gate_callee(module, call.callee, call.function):
+                resolved = project.graph.resolve(
+                    module, call.callee, call.function, project.graph.class_of(module, call.function)
+                )
+                located = project.graph.function(resolved) if resolved else None
                 if located is not None and located not in candidates:
                     candidates.append(located)
-    candidates.extend(found for found in project.gate_locations(top_level_only=True) if found not in candidates)
+    candidates.extend(found for found in project.gates.gate_locations(top_level_only=True) if found not in candidates)
     usable = [found for found in candidates if _takes_name_and_arguments(found[1])]
     if usable:
         return usable[0]
@@ -108,7 +110,7 @@ def runtime_wrapping(
     if schemas.module == module.module:
         defined = [
             schema.span.line
-            for _, found in project.schemas.items()
+            for _, found in project.catalog.schemas.items()
             for owner, schema in found
             if owner.module == module.module and schema.table_key_of == schemas.name
         ]
@@ -131,7 +133,7 @@ def _found_schemas(project: Project, sources: Sources, keys: Sequence[str]) -> O
     wanted = set(keys)
     tools: Dict[Import, Set[str]] = {}
     modules: Dict[Import, ModuleFacts] = {}
-    for tool, found in project.schemas.items():
+    for tool, found in project.catalog.schemas.items():
         for module, schema in found:
             if schema.table_key_of:
                 source = Import(module.module, schema.table_key_of)

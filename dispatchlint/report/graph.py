@@ -40,7 +40,7 @@ def _label(site: Site) -> str:
 def render_graph(project: Project) -> str:
     nodes = _Nodes()
     edges: List[Tuple[str, str, str]] = []
-    for module, function in project.gate_locations():
+    for module, function in project.gates.gate_locations():
         nodes.node(f"gate:{module.module}.{function.qualname}", f"gate {function.name}<br/>{module.path}", ("{{", "}}"))
     for site in project.sites:
         if not site.tool_like:
@@ -62,13 +62,13 @@ def render_graph(project: Project) -> str:
                 f"arm:{site.module.module}.{site.function}:{site.span.line}", " / ".join(site.arm.names), ("([", "])")
             )
             edges.append((caller, tools, f"{label} L{site.span.line}"))
-    for entry in sorted(project.gated_entries):
-        found = project.function(entry)
+    for entry in sorted(project.gates.gated_entries):
+        found = project.graph.function(entry)
         if found is None:
             continue
         module, function = found
         source = nodes.node(f"fn:{entry}", f"{function.qualname}<br/>{module.path}", ("[", "]"))
-        for gate_module, gate in project.gate_locations():
+        for gate_module, gate in project.gates.gate_locations():
             gate_id = nodes.ids.get(f"gate:{gate_module.module}.{gate.qualname}")
             if gate_id is not None:
                 edges.append((source, gate_id, "repairs"))

@@ -157,15 +157,16 @@ class UnguardedDispatch(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        gate = project.gate_display()
+        gate = project.gates.gate_display()
         gate_locations = [
-            related(module, function.span, f"gate `{function.name}`") for module, function in project.gate_locations()
+            related(module, function.span, f"gate `{function.name}`")
+            for module, function in project.gates.gate_locations()
         ]
         reported = set()
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
-            if site.method and site.method not in project.gated_methods:
+            if site.method and site.method not in project.dispatches.gated_methods:
                 continue  # the project never gates this method: it may be the object's own validating entry
             if (site.module.path, site.span) in reported:
                 continue  # one call, several tables a resolver may return: one finding
@@ -183,7 +184,7 @@ class UnguardedDispatch(Rule):
                             [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
                             fixable=fix.fixable,
                             fix_safety=fix.safety(SAFE),
-                            trace=project.call_trace(module, call, sink),
+                            trace=project.taint.call_trace(module, call, sink),
                         )
                 continue
             message = self._message(project, site, gate)
@@ -192,7 +193,7 @@ class UnguardedDispatch(Rule):
                 site.span,
                 message if site.reaches_past else fix.explained(message),
                 self._related(site, gate_locations),
-                trace=project.trace(site, "sink: the tool runs with them, unrepaired"),
+                trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                 fixable=fix.fixable,
                 fix_safety=fix.safety(SAFE),
             )
@@ -243,11 +244,15 @@ class UnguardedDispatch(Rule):
                 f"`{site.table.display_name}[{site.key}].{site.method}(...)` runs a tool {where} with the model's raw "
                 f"arguments: the gate {gate} never repairs them on this path{gated_by}; repair them before the call"
             )
-        guarded = [other for other in project.sites_of(site.table) if other.verdict == GATED and other.tool_like]
+        guarded = [
+            other for other in project.dispatches.sites_of(site.table) if other.verdict == GATED and other.tool_like
+        ]
         others = ""
         if guarded:
             first = guarded[0]
-            others = f" (`{first.module.module}.{display_function(first.function) or '<module>'}` reads it through the gate)"
+            others = (
+                f" (`{first.module.module}.{display_function(first.function) or '<module>'}` reads it through the gate)"
+            )
         table = site.table
         return (
             f"`{table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "

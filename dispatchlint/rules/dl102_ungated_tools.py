@@ -71,8 +71,8 @@ class UngatedTools(Rule):
         if project.validates_tools:
             return  # a gate, or tools that validate themselves: not an ungated project
         reported = set()
-        for table in project.tool_tables():
-            for site in project.sites_of(table):
+        for table in project.dispatches.tool_tables():
+            for site in project.dispatches.sites_of(table):
                 if not site.unguarded or (site.module.path, site.span) in reported:
                     continue
                 reported.add((site.module.path, site.span))
@@ -87,9 +87,11 @@ class UngatedTools(Rule):
                 yield self.finding(
                     site.module,
                     site.span,
-                    fix.explained(f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}"),
+                    fix.explained(
+                        f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}"
+                    ),
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                     fixable=fix.fixable,
                     fix_safety=fix.safety(SAFE),
-                    trace=project.trace(site, "sink: the tool runs with them, unrepaired"),
+                    trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                 )

@@ -105,8 +105,8 @@ class HandrolledJsonParse(Rule):
     def check(self, project: Project) -> Iterable[Finding]:
         if not project.has_gate:
             return
-        tools = project.executor_tools()
-        gate = project.gate_display()
+        tools = project.dispatches.executor_tools()
+        gate = project.gates.gate_display()
         for module in project.modules:
             for parse in module.json_parses:
                 qualified = f"{module.module}.{parse.function}"
@@ -128,7 +128,7 @@ class HandrolledJsonParse(Rule):
     def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
         parser = parse.parser
         tool = ", ".join(f"`{name}`" for name in names) or "a tool"
-        declared = [project.declared_types(name, parse.parameter) for name in names]
+        declared = [project.catalog.declared_types(name, parse.parameter) for name in names]
         types = sorted({t for found in declared if found for t in found})
         schema = (
             f"the schema declares it `{'|'.join(types)}`: delete the parsing"
@@ -144,21 +144,21 @@ class HandrolledJsonParse(Rule):
         return [
             related(module, schema.span, f"schema of `{name}`")
             for name in names
-            for module, schema in project.schemas.get(name, [])[:1]
+            for module, schema in project.catalog.schemas.get(name, [])[:1]
         ]
 
 
 def _declared(project: Project, parameter: str, names: Set[str]) -> bool:
-    return any(project.declared_types(name, parameter) is not None for name in names)
+    return any(project.catalog.declared_types(name, parameter) is not None for name in names)
 
 
 def _declared_string(project: Project, module: ModuleFacts, parse: JsonParse, names: Set[str]) -> bool:
     """The parameter is documented as a string: parsing it is the tool's own business."""
-    found = project.function(f"{module.module}.{parse.function}")
+    found = project.graph.function(f"{module.module}.{parse.function}")
     if found is not None:
         annotation = dict(found[1].annotations).get(parse.parameter, "")
         if annotation.replace(" ", "") in ("str", "Optional[str]", "str|None", "typing.Optional[str]"):
             return True
-    declared = [project.declared_types(name, parse.parameter) for name in names]
+    declared = [project.catalog.declared_types(name, parse.parameter) for name in names]
     known = [types for types in declared if types]
     return bool(known) and all(set(types) <= {"string", "null"} for types in known)

@@ -85,23 +85,25 @@ class CoerceBeforeUnrename(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        sanitizers = [q for q in project.sanitizers if project.function(q)] or list(project.config.sanitizers)
+        sanitizers = [q for q in project.gates.sanitizers if project.graph.function(q)] or list(
+            project.config.sanitizers
+        )
         if not sanitizers:
             return
-        for module, function in project.gate_locations(top_level_only=True):
+        for module, function in project.gates.gate_locations(top_level_only=True):
             qualified = f"{module.module}.{function.qualname}"
             by_key: List[int] = list(function.property_read_lines)
             restores: List[int] = []
-            for call_module, call in project.calls_in(qualified, nested=True):
-                if project.is_sanitizer(call_module, call.callee, call.function):
+            for call_module, call in project.graph.calls_in(qualified, nested=True):
+                if project.gates.is_sanitizer(call_module, call.callee, call.function):
                     restores.append(call.span.line)
-                elif project.reads_properties(call_module, call.callee, call.function):
+                elif project.gates.reads_properties(call_module, call.callee, call.function):
                     by_key.append(call.span.line)
             if not by_key or (restores and min(restores) < min(by_key)):
                 continue
             sanitizer = sanitizers[0].split(".")[-1]
             order = "before restoring" if restores else "without restoring"
-            found = project.function(sanitizers[0])
+            found = project.graph.function(sanitizers[0])
             fix = gate_decision(project, module, function)
             yield self.finding(
                 module,

@@ -53,14 +53,18 @@ class SchemalessExecutor(Rule):
     def check(self, project: Project) -> Iterable[Finding]:
         if not project.has_gate:
             return
-        for table in project.tool_tables(dispatched_only=True):
+        for table in project.dispatches.tool_tables(dispatched_only=True):
             for entry in table.entries:
-                if entry.key is None or entry.key in project.schemas or project.entry_carries_schema(entry):
+                if (
+                    entry.key is None
+                    or entry.key in project.catalog.schemas
+                    or project.catalog.entry_carries_schema(entry)
+                ):
                     continue
                 yield self.finding(
                     entry.module,
                     entry.span,
                     f"tool `{entry.key}` in `{table.display_name}` has no parameter schema in the project: "
-                    f"the gate {project.gate_display()} has nothing to repair its arguments against",
+                    f"the gate {project.gates.gate_display()} has nothing to repair its arguments against",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                 )

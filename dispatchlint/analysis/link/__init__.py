@@ -1,0 +1,123 @@
+"""Link per-module facts into one project model, as a taint analysis in stages.
+
+Names written in one module (``from m import T as X``, ``mm.T``, ``self.tools``) are resolved to qualified names
+through imports, aliases, class hierarchies and enclosing functions. Then, in order, each stage built on the
+ones before it:
+
+1. :class:`CallGraph` (``callgraph``): who calls whom, functions handed on as values included;
+2. :class:`Gates` (``gates``): the sanitizers: gates, gated entries, property-name sanitizers, tool types that
+   validate their own arguments;
+3. :class:`Taint` (``taint``): per-function summaries of what parameters and return values carry (the model's
+   raw arguments, gated ones, or neither), computed on demand and memoised, and the traces of raw values;
+4. :class:`Catalog` (``catalog``): the executor tables (the sinks) and tool schemas;
+5. :class:`Dispatches` (``sites``): every place a tool runs, with the verdict on what it is handed.
+
+:func:`link_project` builds them; :class:`Project` holds them. Rules only read this model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Sequence
+
+from dispatchlint.analysis.facts import ModuleFacts
+from dispatchlint.analysis.link.callgraph import CallGraph
+from dispatchlint.analysis.link.catalog import Catalog
+from dispatchlint.analysis.link.gates import Gates
+from dispatchlint.analysis.link.model import (
+    DEFAULT_GATE,
+    FRAMEWORK_PACKAGES,
+    GATED,
+    NOT_MODEL,
+    RAW,
+    RAW_WEAK,
+    RUNTIME_PACKAGE,
+    UNKNOWN,
+    LinkedEntry,
+    LinkedTable,
+    Site,
+    Step,
+    Verdict,
+    combine,
+    display_function,
+)
+from dispatchlint.analysis.link.sites import Dispatches
+from dispatchlint.analysis.link.taint import Taint
+from dispatchlint.config import Config
+
+
+@dataclass(frozen=True)
+class Project:
+    """The whole project's facts, linked: every stage's output, and two conclusions drawn from all of them."""
+
+    graph: CallGraph
+    gates: Gates
+    taint: Taint
+    catalog: Catalog
+    dispatches: Dispatches
+    #: The project repairs tool arguments somewhere: a function passes its arguments through a gate, a table is
+    #: wrapped, or a tool runs with gated arguments. A function that merely looks like a gate (it reads a
+    #: schema's ``properties``) but never sits on a tool's path does not count.
+    has_gate: bool
+    #: The project's tools validate their own arguments somewhere (tool classes whose public entry does, a
+    #: framework's included), or it has a gate: it is not an ungated project (DL102 stays silent).
+    validates_tools: bool
+
+    @property
+    def config(self) -> Config:
+        return self.graph.config
+
+    @property
+    def modules(self) -> List[ModuleFacts]:
+        """The modules that parsed."""
+        return self.graph.modules
+
+    @property
+    def broken(self) -> List[ModuleFacts]:
+        """The modules that did not parse."""
+        return self.graph.broken
+
+    @property
+    def sites(self) -> List[Site]:
+        return self.dispatches.sites
+
+
+def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
+    """Link every module's facts, stage after stage (each reads only the ones before it)."""
+    graph = CallGraph(modules, config)
+    gates = Gates(graph)
+    taint = Taint(graph, gates)
+    catalog = Catalog(graph, gates)
+    dispatches = Dispatches(graph, gates, taint, catalog)
+    has_gate = bool(
+        gates.gated_entries
+        or any(table.wrapped for table in catalog.tables.values())
+        or any(site.tool_like and site.verdict == GATED for site in dispatches.sites)
+    )
+    return Project(graph, gates, taint, catalog, dispatches, has_gate, has_gate or gates.uses_validating_tools())
+
+
+__all__ = [
+    "DEFAULT_GATE",
+    "FRAMEWORK_PACKAGES",
+    "GATED",
+    "NOT_MODEL",
+    "RAW",
+    "RAW_WEAK",
+    "RUNTIME_PACKAGE",
+    "UNKNOWN",
+    "CallGraph",
+    "Catalog",
+    "Dispatches",
+    "Gates",
+    "LinkedEntry",
+    "LinkedTable",
+    "Project",
+    "Site",
+    "Step",
+    "Taint",
+    "Verdict",
+    "combine",
+    "display_function",
+    "link_project",
+]

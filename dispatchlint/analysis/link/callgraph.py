@@ -1,0 +1,178 @@
+"""Stage 1, the call graph: the program (its parsed modules and symbols) and every call that runs a
+function: direct calls, calls of the parameter a function is handed to as a value (a lambda handed to a
+middleware runner, a closure stored in an object and called from its method), calls in nested functions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from dispatchlint.analysis.facts import (
+    Call,
+    FunctionDef,
+    ModuleFacts,
+)
+from dispatchlint.analysis.discover import PathMatcher
+from dispatchlint.analysis.symbols import SymbolTable
+from dispatchlint.config import Config
+
+from dispatchlint.analysis.link.model import (
+    Invocation,
+    base_name,
+    param_at,
+    stored_attributes,
+)
+
+
+class CallGraph:
+    """Who calls whom in the project; built once, read by every later stage."""
+
+    def __init__(self, modules: Sequence[ModuleFacts], config: Config) -> None:
+        self.config = config
+        self.modules = [module for module in modules if module.parse_error is None]
+        self.broken = [module for module in modules if module.parse_error is not None]
+        self._tests = PathMatcher(config.test_paths)
+        self.symbols = SymbolTable(self.modules)
+        self.module_names = self.symbols.module_names
+        self.calls_by_function: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        self._callers: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        self._callers_by_name: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
+        self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
+        self._nested_owners: Dict[str, List[str]] = defaultdict(list)
+        self._index_calls()
+
+    # ------------------------------------------------------------------------------------------ symbols
+
+    def function(self, qualified: str) -> Optional[Tuple[ModuleFacts, FunctionDef]]:
+        return self.symbols.function(qualified)
+
+    def class_of(self, module: ModuleFacts, function: str) -> str:
+        return self.symbols.class_of(module, function)
+
+    def resolve(self, module: ModuleFacts, dotted: str, function: str = "", class_name: str = "") -> Optional[str]:
+        """The qualified name ``dotted`` denotes where it is written (external names are returned as imported).
+        ``f().attr`` is ``attr`` of what project function ``f`` returns (``_ra().handle_function_call``, where
+        ``_ra`` imports a module lazily and returns it)."""
+        head, call, rest = dotted.partition("().")
+        if not call:
+            return self.symbols.resolve(module, dotted, function, class_name)
+        for returned in self.returned_symbols(module, head, function, class_name):
+            found = self.symbols.canonical(f"{returned}.{rest}")
+            if found is not None:
+                return found
+        return None
+
+    def returned_symbols(self, module: ModuleFacts, callee: str, function: str, class_name: str) -> List[str]:
+        """What the project function ``callee`` (as written there) returns by name: modules, tables, objects."""
+        resolved = self.symbols.resolve(module, callee, function, class_name)
+        found = self.function(resolved) if resolved else None
+        if found is None:
+            return []
+        callee_module, definition = found
+        names = (
+            self.symbols.resolve(callee_module, name, definition.qualname, definition.class_name)
+            for name in definition.returns_names
+        )
+        return [name for name in names if name is not None]
+
+    def mro(self, class_qualified: str) -> List[str]:
+        return self.symbols.mro(class_qualified)
+
+    def is_test(self, module: ModuleFacts) -> bool:
+        """Test code: linked like the rest, but never reported and never a gate or a sanitizer."""
+        return self._tests.matches(module.path)
+
+    def _index_calls(self) -> None:
+        function_names: Dict[str, int] = defaultdict(int)
+        for module in self.modules:
+            for function in module.functions:
+                if function.class_name:  # ``obj.method(...)`` on an object of unknown type: methods only
+                    function_names[function.name] += 1
+        for module in self.modules:
+            for call in module.calls:
+                owner = f"{module.module}.{call.function}" if call.function else module.module
+                if owner not in self.calls_by_function:
+                    parts = call.function.split(".") if call.function else []
+                    for depth in range(1, len(parts)):
+                        self._nested_owners[f"{module.module}.{'.'.join(parts[:depth])}"].append(owner)
+                self.calls_by_function[owner].append((module, call))
+                for slot, handed in call.functions:
+                    self._handed[base_name(f"{module.module}.{handed}")].append((module, call, slot))
+                for slot, kind, value in call.literals:
+                    if kind == "ref" and not any(slot == handed_slot for handed_slot, _ in call.functions):
+                        target = self.resolve(module, value, call.function, self.class_of(module, call.function))
+                        if target is not None and self.function(target) is not None:
+                            self._handed[base_name(target)].append((module, call, slot))
+                resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+                if resolved is not None and self.symbols.kind(resolved) == "class":
+                    resolved = self.symbols.member(resolved, "__init__")
+                if resolved is not None and self.function(resolved) is not None:
+                    self._callers[resolved].append((module, call))
+                elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
+                    name = call.callee.split(".")[-1]
+                    if function_names.get(name) == 1:
+                        self._callers_by_name[name].append((module, call))
+
+    def calls_in(self, function_qualified: str, nested: bool = False) -> List[Tuple[ModuleFacts, Call]]:
+        """Calls made by a function (and by its nested functions when ``nested``)."""
+        found = list(self.calls_by_function.get(function_qualified, []))
+        if nested:
+            for owner in self._nested_owners.get(function_qualified, ()):
+                found.extend(self.calls_by_function[owner])
+        return found
+
+    def callers(self, qualified: str, definition: FunctionDef) -> List[Tuple[ModuleFacts, Call]]:
+        found = list(self._callers.get(base_name(qualified), []))
+        if definition.class_name:
+            found.extend(self._callers_by_name.get(definition.name, []))
+        return found
+
+    def invocations(self, qualified: str, definition: FunctionDef) -> List[Invocation]:
+        """Every call that runs a function: its callers, and the calls of the parameters it is handed to."""
+        found = [Invocation(module, call) for module, call in self.callers(qualified, definition)]
+        return found + self._handed_invocations(qualified, 0)
+
+    def _handed_invocations(self, qualified: str, depth: int) -> List[Invocation]:
+        """Calls of a function handed on as a value: the receiver calls the parameter it arrives in
+        (``execute(args)``), stores it and calls it from a method (``self._run_fn(args)``), or hands it on."""
+        found: List[Invocation] = []
+        for module, call, slot in self._handed.get(base_name(qualified), []) if depth < 3 else []:
+            receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+            if receiver is not None and self.symbols.kind(receiver) == "class":
+                receiver = self.symbols.member(receiver, "__init__")
+            located = self.function(receiver) if receiver else None
+            if located is None or receiver is None:
+                continue
+            receiver_module, definition = located
+            parameter = param_at(call, definition, slot)
+            if parameter is None:
+                continue
+            context = (module, call, definition)
+            for inner_module, inner in self.calls_in(receiver, nested=True):
+                if inner.callee == parameter:
+                    found.append(Invocation(inner_module, inner, context))
+                elif any(kind == "ref" and value == parameter for _, kind, value in inner.literals):
+                    found.extend(self._handed_onwards(inner_module, inner, parameter, depth))
+            for attribute in stored_attributes(receiver_module, definition, parameter):
+                for method_call in receiver_module.calls:
+                    if method_call.callee == f"self.{attribute}" and base_name(
+                        self.class_of(receiver_module, method_call.function)
+                    ) == base_name(definition.class_name):
+                        found.append(Invocation(receiver_module, method_call))
+        return found
+
+    def _handed_onwards(self, module: ModuleFacts, call: Call, parameter: str, depth: int) -> List[Invocation]:
+        """A receiver hands the function on again (``return self._next(execute, args)``)."""
+        slots = [slot for slot, kind, value in call.literals if kind == "ref" and value == parameter]
+        receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+        located = self.function(receiver) if receiver else None
+        if located is None or receiver is None:
+            return []
+        found = []
+        for slot in slots:
+            inner_parameter = param_at(call, located[1], slot)
+            for inner_module, inner in self.calls_in(receiver, nested=True) if inner_parameter else []:
+                if inner.callee == inner_parameter:
+                    found.append(Invocation(inner_module, inner))
+        return found

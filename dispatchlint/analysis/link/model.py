@@ -1,0 +1,342 @@
+"""What the link stages share: the linked records (tables, entries, sites, invocations), verdicts, the names
+the analysis knows (gates, framework packages, tool entries) and small helpers over calls and flows."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis.facts import (
+    WEAK_JSON,
+    Call,
+    CallResult,
+    ChainArm,
+    Either,
+    Flow,
+    FunctionDef,
+    Location,
+    ModuleFacts,
+    NameChain,
+    Param,
+    Raw,
+    Span,
+    TableDef,
+)
+
+
+#: One step of a finding's trace.
+Step = Location
+
+
+class Verdict(str, Enum):
+    """What a value reaching a tool is, as far as the model's arguments go."""
+
+    #: Repaired by a gate on the way.
+    GATED = "gated"
+    #: The model's arguments, seen flowing from the wire (``json.loads``, ``tool_call.function.arguments``).
+    RAW = "raw"
+    #: Probably the model's arguments (a parameter named like them whose callers cannot be followed, or the
+    #: ``json.loads`` of some string): raw only with corroborating evidence that the path runs a tool.
+    RAW_WEAK = "raw-weak"
+    #: Nothing can be said.
+    UNKNOWN = "unknown"
+    #: Known not to be the model's arguments (an argparse namespace): a parameter fed only this is not raw,
+    #: whatever its name.
+    NOT_MODEL = "not-model"
+
+
+GATED, RAW, RAW_WEAK, UNKNOWN, NOT_MODEL = (
+    Verdict.GATED,
+    Verdict.RAW,
+    Verdict.RAW_WEAK,
+    Verdict.UNKNOWN,
+    Verdict.NOT_MODEL,
+)
+#: Calls whose result is a command line's parsed arguments.
+COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args")
+
+DEFAULT_GATE = "coerce_tool_args"
+RUNTIME_PACKAGE = "dispatchlint.runtime"
+SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
+MAX_DEPTH = 4
+#: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
+#: generic ``kwargs``/``params`` that any factory takes.
+EXECUTOR_ARGS = syn.ARGS_NAMES - {"kwargs", "params"}
+#: Packages whose tool objects validate their arguments in their public entry (``BaseTool.run``,
+#: ``FunctionTool.on_invoke_tool``, MCP ``Tool.run``...): a table of them is guarded when used that way.
+FRAMEWORK_PACKAGES = (
+    "langchain",
+    "langchain_core",
+    "langchain_community",
+    "langgraph",
+    "agents",
+    "pydantic_ai",
+    "mcp",
+    "fastmcp",
+    "crewai",
+    "crewai_tools",
+    "autogen",
+    "autogen_core",
+    "autogen_agentchat",
+    "autogen_ext",
+    "camel",
+    "agno",
+    "phi",
+    "smolagents",
+    "llama_index",
+    "haystack",
+    "semantic_kernel",
+)
+#: The public entries of tool objects: where a tool class that validates its arguments does so.
+TOOL_ENTRY_METHODS = (
+    "run",
+    "arun",
+    "invoke",
+    "ainvoke",
+    "__call__",
+    "call",
+    "acall",
+    "async_call",
+    "execute",
+    "aexecute",
+    "on_invoke_tool",
+)
+HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
+TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LinkedEntry:
+    """One tool in a table, wherever it was put there (literal, fill, decorator)."""
+
+    key: Optional[str]
+    module: ModuleFacts
+    span: Span
+    executors: Tuple[str, ...]
+    wrapped: bool
+    #: The value is a class (an argument model or a tool class), not a function.
+    is_class: bool = False
+    #: For a tool class, the methods that run the tool (``Search.call``): its executors once instantiated.
+    methods: Tuple[str, ...] = ()
+
+
+@dataclass
+class LinkedTable:
+    qualname: str
+    module: ModuleFacts
+    definition: TableDef
+    entries: List[LinkedEntry] = field(default_factory=list)
+    wrapped: bool = False
+    configured: bool = False
+    #: Built as ``{t.name: t for t in tools}``: the values are tool objects, whose calls this cannot judge.
+    holds_objects: bool = False
+
+    @property
+    def display_name(self) -> str:
+        definition = self.definition
+        if definition.scope in ("class", "instance"):
+            return f"{definition.owner}.{definition.name}"
+        return definition.name
+
+    @property
+    def keys(self) -> Set[str]:
+        return {entry.key for entry in self.entries if entry.key is not None}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place where a tool runs: a dispatch of a table value, or an arm of a name-test chain."""
+
+    module: ModuleFacts
+    function: str
+    span: Span
+    kind: str
+    key: str
+    tool_like: bool
+    verdict: str
+    table: Optional[LinkedTable] = None
+    chain: Optional[NameChain] = None
+    arm: Optional[ChainArm] = None
+    fallback: str = ""
+    #: The fallback's call of the gated entry (for chain arms).
+    fallback_span: Optional[Span] = None
+    #: Independent evidence that this is a tool path (not only a parameter's name).
+    corroborated: bool = False
+    #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
+    #: (module, call): those are the bypasses, not the dispatch itself.
+    bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
+    #: The tool object is built at the site by calling this (``SearchTool()._run(...)``).
+    constructed: str = ""
+    #: What the site hands the tool: ``(function the flow is read in, flow)``, for the finding's trace.
+    flows: Tuple[Tuple[str, Flow], ...] = ()
+
+    @property
+    def method(self) -> str:
+        """The method of a looked-up tool object that the site calls (``tool.call(ctx, **args)``), if any."""
+        return self.kind.split(":", 1)[1] if self.kind.startswith("method:") else ""
+
+    @property
+    def reaches_past(self) -> bool:
+        """The call reaches past a tool object's own validation (``tool.func(...)``, ``tool._run(...)``)."""
+        return self.kind.startswith("bypass:")
+
+    @property
+    def unguarded(self) -> bool:
+        """A tool runs here with the model's arguments as they arrived."""
+        return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_WEAK and self.corroborated))
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A call that runs a function: a direct call, or a call of the parameter it was handed to.
+
+    ``context`` is set for the latter: the call that handed the function on (and the receiver's definition),
+    so that what the receiver passes from its own parameters is read at that call, not at every call of the
+    receiver (``run_middleware(name, gated, lambda a: fn(a))`` and ``run_middleware(name, raw, ...)`` differ).
+    """
+
+    module: ModuleFacts
+    call: Call
+    context: Optional[Tuple[ModuleFacts, Call, FunctionDef]] = None
+
+
+def combine(verdicts: Sequence[str], every: bool) -> str:
+    """Join verdicts. ``every``: all paths must be gated (alternatives); else any gated value guards a call."""
+    if not verdicts:
+        return UNKNOWN
+    if every and all(verdict == GATED for verdict in verdicts):
+        return GATED
+    if not every and GATED in verdicts:
+        return GATED
+    for verdict in (RAW, RAW_WEAK):
+        if verdict in verdicts:
+            return verdict
+    return UNKNOWN
+
+
+def within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (inner.end_line, inner.end_column) <= (
+        outer.end_line,
+        outer.end_column,
+    )
+
+
+def position_of(call: Call, definition: FunctionDef, parameter: str) -> Optional[int]:
+    """The positional index at which ``call`` passes ``parameter`` (a method called as ``x.m()`` skips self)."""
+    params = list(definition.params)
+    if parameter not in params:
+        return None
+    index = params.index(parameter)
+    bound = "." in call.callee or definition.name == "__init__"  # x.m(...) and Class(...) pass self implicitly
+    if definition.class_name and params[0] in ("self", "cls") and bound:
+        index -= 1
+    return index if index >= 0 else None
+
+
+def bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]:
+    """The flow a call passes for ``parameter`` of ``definition``."""
+    for name, flow in call.keywords:
+        if name == parameter:
+            return flow
+    index = position_of(call, definition, parameter)
+    if index is not None and index < len(call.positional):
+        return call.positional[index]
+    if index is not None and call.star:
+        return Either(call.star) if len(call.star) > 1 else call.star[0]
+    return None
+
+
+def bound_literal(
+    literals: Dict[str, Tuple[str, str]], definition: FunctionDef, parameter: str, call: Call, kind: str
+) -> Optional[str]:
+    """The literal (string or dotted name) a call passes for ``parameter``."""
+    index = position_of(call, definition, parameter)
+    for slot in (parameter, str(index)):
+        found = literals.get(slot)
+        if found is not None and found[0] == kind:
+            return found[1]
+    return None
+
+
+def reads_as_model_arguments(flow: Flow) -> bool:
+    """What a call hands on reads as the model's arguments: wire-parsed, or a parameter named like them."""
+    if isinstance(flow, Raw):
+        return flow.why != WEAK_JSON
+    if isinstance(flow, Param):
+        return flow.name in syn.ARGS_NAMES
+    if isinstance(flow, Either):
+        return any(reads_as_model_arguments(option) for option in flow.options)
+    if isinstance(flow, CallResult):
+        return any(reads_as_model_arguments(argument) for argument in flow.args)
+    return False
+
+
+def wire_parsed_here(flow: Flow) -> bool:
+    """The value comes from the wire within the function itself (not through a parameter)."""
+    if isinstance(flow, Raw):
+        return True
+    if isinstance(flow, Either):
+        return any(wire_parsed_here(option) for option in flow.options)
+    return False
+
+
+def mentions_param(flow: Flow, function: str) -> bool:
+    if isinstance(flow, Param):
+        return True
+    if isinstance(flow, Either):
+        return any(mentions_param(option, function) for option in flow.options)
+    if isinstance(flow, CallResult):
+        return any(mentions_param(arg, function) for arg in flow.args)
+    return False
+
+
+def parent_of(qualname: str) -> str:
+    return qualname.rpartition(".")[0]
+
+
+_REDEFINITION = re.compile(r"@\d+")
+
+
+def base_name(qualified: str) -> str:
+    """A function's name without the ``@LINE`` of a redefinition: every ``def _execute`` of a chain's arms is
+    called by the same ``_execute(...)``."""
+    return _REDEFINITION.sub("", qualified) if "@" in qualified else qualified
+
+
+def param_at(call: Call, definition: FunctionDef, slot: str) -> Optional[str]:
+    """The parameter of ``definition`` that ``call`` fills at ``slot`` (a position or a keyword)."""
+    if not slot.isdigit():
+        return slot if slot in definition.params else None
+    params = list(definition.params)
+    index = int(slot)
+    bound = "." in call.callee or definition.name == "__init__"
+    if definition.class_name and params and params[0] in ("self", "cls") and bound:
+        index += 1
+    return params[index] if index < len(params) else None
+
+
+def stored_attributes(module: ModuleFacts, definition: FunctionDef, parameter: str) -> List[str]:
+    """Instance attributes a method stores a parameter in (``self._run_fn = run``)."""
+    return [
+        alias.name
+        for alias in module.aliases
+        if alias.function == definition.qualname
+        and alias.scope == "instance"
+        and alias.target.kind == "param"
+        and alias.target.target == parameter
+    ]
+
+
+def described(qualname: str) -> str:
+    """``the lambda in `execute_tool```, ```_execute``` : a function as a trace step names it."""
+    shown = display_function(qualname) or "<module>"
+    return f"the lambda in `{shown}`" if qualname.rsplit(".", 1)[-1].startswith("<lambda") else f"`{shown}`"
+
+
+def display_function(qualname: str) -> str:
+    """A function's name as a reader knows it: no ``@LINE`` of a redefinition, a lambda shown as its owner's."""
+    parts = [part for part in base_name(qualname).split(".") if not part.startswith("<lambda")]
+    return ".".join(parts)

@@ -1,0 +1,336 @@
+"""Stage 5, the sites: every place a tool runs (a dispatch of a table value, a method of a tool object, a
+name-chain arm and the closures it binds, a registered executor called directly), with the verdict on what it
+is handed; and the queries rules ask of them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from dispatchlint.analysis.facts import (
+    Call,
+    Dispatch,
+    Flow,
+    ModuleFacts,
+    NameChain,
+    Param,
+    Span,
+)
+
+from dispatchlint.analysis.link.callgraph import CallGraph
+from dispatchlint.analysis.link.catalog import Catalog
+from dispatchlint.analysis.link.gates import Gates
+from dispatchlint.analysis.link.taint import Taint
+from dispatchlint.analysis.link.model import (
+    EXECUTOR_ARGS,
+    GATED,
+    LinkedTable,
+    RAW,
+    RAW_WEAK,
+    Site,
+    TOOLISH,
+    UNKNOWN,
+    bind,
+    combine,
+    position_of,
+    wire_parsed_here,
+    within,
+)
+
+
+class Dispatches:
+    """Every place a tool runs, judged; built once."""
+
+    def __init__(self, graph: CallGraph, gates: Gates, taint: Taint, catalog: Catalog) -> None:
+        self.graph = graph
+        self.gates = gates
+        self.taint = taint
+        self.catalog = catalog
+        self._executor_tools: Optional[Dict[str, Set[str]]] = None
+        self._tool_tables: Dict[bool, List[LinkedTable]] = {}
+        self._sites_by_table: Optional[Dict[int, List[Site]]] = None
+        #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
+        self.gated_methods: Set[str] = set()
+        self.sites = self._link_sites()
+
+    # ------------------------------------------------------------------------------------------ sites
+
+    def _link_sites(self) -> List[Site]:
+        sites: List[Site] = []
+        schema_names = set(self.catalog.schemas)
+        for module in self.graph.modules:
+            for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
+                reaches_past = dispatch.kind.startswith("bypass:")
+                method = dispatch.kind.startswith("method:")
+                tables: List[Optional[LinkedTable]] = list(self.catalog.dispatched_tables(module, dispatch))
+                if dispatch.constructed:
+                    built = self.graph.resolve(module, dispatch.constructed, dispatch.function)
+                    if not (built and self.gates.is_tool_type(built)):
+                        continue  # ``Worker()._run()``: not a tool object
+                    tables = [None]
+                elif reaches_past and not tables:
+                    tables = [None]  # a tool object found by a linear scan of a list
+                for table in tables:
+                    if method and (table is None or not self.catalog.holds_tool_objects(table)):
+                        continue  # a method of a function, or of an object from nowhere known
+                    if table is None:
+                        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+                        sites.append(
+                            Site(
+                                module,
+                                dispatch.function,
+                                dispatch.span,
+                                dispatch.kind,
+                                dispatch.key or f"{dispatch.constructed}()",
+                                dispatch.key_is_name or bool(dispatch.constructed),
+                                verdict,
+                                constructed=dispatch.constructed,
+                                flows=tuple((dispatch.function, flow) for flow in dispatch.args),
+                            )
+                        )
+                        continue
+                    if self.catalog.holds_only_classes(table):
+                        continue  # instantiating argument models or tool classes is not running a tool
+                    if table.holds_objects and not (reaches_past or method):
+                        dispatch = replace(dispatch, kind="method:__call__")  # calling the tool object itself
+                    tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
+                    guarded_table = table.wrapped and not reaches_past
+                    verdict = (
+                        GATED if guarded_table else self.taint.site_verdict(module, dispatch.function, dispatch.args)
+                    )
+                    bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
+                    sites.append(
+                        Site(
+                            module,
+                            dispatch.function,
+                            dispatch.span,
+                            dispatch.kind,
+                            dispatch.key,
+                            tool_like,
+                            verdict,
+                            table,
+                            bypasses=bypasses,
+                            flows=tuple((dispatch.function, flow) for flow in dispatch.args),
+                        )
+                    )
+            for chain in module.chains:
+                sites.extend(self._chain_sites(module, chain))
+        sites.extend(self._direct_sites(sites))
+        sites = self._judge_method_sites(sites)
+        corroborated_tables = {
+            id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
+        }
+        return [
+            replace(
+                site,
+                corroborated=site.chain is not None
+                or site.reaches_past
+                or id(site.table) in corroborated_tables
+                or bool(TOOLISH.search(site.key)),
+            )
+            for site in sites
+        ]
+
+    def _judge_method_sites(self, sites: List[Site]) -> List[Site]:
+        """Tables of framework tools are read through their public (validating) entries: not sites. For other
+        tool objects, the methods the project also calls with gated arguments on another path are recorded in
+        ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
+        object's own validating entry)."""
+        self.gated_methods = {site.method for site in sites if site.method and site.verdict == GATED}
+        return [site for site in sites if not (site.method and site.table is not None and site.table.wrapped)]
+
+    def _direct_sites(self, sites: Sequence[Site]) -> List[Site]:
+        """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
+        second entry point as much as a table (``args = json.loads(tc.function.arguments); memory_tool(...)``).
+
+        Only executors the project registers by tool name (a registration call, or a table keyed by declared
+        tool names) count, and only arguments seen coming from the wire: the strongest evidence there is.
+        """
+        schema_names = set(self.catalog.schemas)
+        executors = self.catalog.tools_served(
+            table for table in self.catalog.tables.values() if table.configured or table.keys & schema_names
+        )
+        arm_bodies: Dict[str, List[Span]] = defaultdict(list)
+        for site in sites:
+            if site.arm is not None and site.arm.body is not None:
+                arm_bodies[site.module.path].append(site.arm.body)
+        found: List[Site] = []
+        for module in self.graph.modules:
+            for call in module.calls:
+                called = self.graph.resolve(
+                    module, call.callee, call.function, self.graph.class_of(module, call.function)
+                )
+                if called is None or called not in executors:
+                    continue
+                if any(within(call.span, body) for body in arm_bodies[module.path]):
+                    continue
+                flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                if not any(wire_parsed_here(flow) for flow in flows):
+                    continue  # arguments that arrive as parameters are their callers' dispatch, not this one
+                verdict = self.taint.site_verdict(module, call.function, flows)
+                if verdict != RAW:
+                    continue
+                names = ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
+                found.append(
+                    Site(
+                        module,
+                        call.function,
+                        call.span,
+                        "direct",
+                        names,
+                        True,
+                        verdict,
+                        flows=tuple((call.function, flow) for flow in flows),
+                    )
+                )
+        return found
+
+    def _expand_param_dispatches(self, module: ModuleFacts, dispatches: List[Dispatch]) -> List[Dispatch]:
+        """A dispatch of a tool object handed in as a parameter becomes one dispatch per caller that looked it
+        up by name (``tool = self._select_tool(name); self._use(tool, ...)`` then ``tool._run(**args)``)."""
+        expanded = []
+        for dispatch in dispatches:
+            if not dispatch.through_param:
+                expanded.append(dispatch)
+                continue
+            found = self.graph.function(f"{module.module}.{dispatch.function}")
+            if found is None:
+                continue
+            definition = found[1]
+            before = len(expanded)
+            for _, call in self.graph.callers(f"{module.module}.{dispatch.function}", definition):
+                slots = {dispatch.through_param, str(position_of(call, definition, dispatch.through_param))}
+                for slot, table, resolver, key, key_is_name in call.looked_up:
+                    if slot in slots:
+                        expanded.append(
+                            replace(
+                                dispatch,
+                                table=table,
+                                resolver=resolver,
+                                key=key,
+                                key_is_name=key_is_name,
+                                through_param="",
+                                constructed="",
+                            )
+                        )
+            if len(expanded) == before and dispatch.constructed:
+                expanded.append(replace(dispatch, through_param=""))  # judged by its declared type
+        return expanded
+
+    def _tool_table_evidence(self, table: LinkedTable, sites: Sequence[Site]) -> bool:
+        """A table is a tool table on its own evidence: its name, its keys, its executors, a gated reader."""
+        if table.configured or table.keys & set(self.catalog.schemas) or TOOLISH.search(table.definition.name):
+            return True
+        if any(site.table is table and site.verdict == GATED and site.tool_like for site in sites):
+            return True
+        for entry in table.entries:
+            for executor in entry.executors:
+                found = self.graph.function(executor)
+                if found is not None and any(param in EXECUTOR_ARGS for param in found[1].params):
+                    return True
+        return False
+
+    def _bypasses(
+        self, module: ModuleFacts, function: str, flows: Sequence[Flow]
+    ) -> Tuple[Tuple[ModuleFacts, Call], ...]:
+        """Calls of a dispatching function that pass raw arguments where its other callers pass gated ones."""
+        params = [flow.name for flow in flows if isinstance(flow, Param) and flow.function == function]
+        found = self.graph.function(f"{module.module}.{function}") if params else None
+        if found is None:
+            return ()
+        gated, raw = False, []
+        for caller_module, call in self.graph.callers(f"{module.module}.{function}", found[1]):
+            verdicts = []
+            for param in params:
+                bound = bind(call, found[1], param)
+                verdicts.append(
+                    UNKNOWN if bound is None else self.taint.evaluate(bound, caller_module, call.function, 1)
+                )
+            verdict = combine(verdicts, every=False)
+            gated = gated or verdict == GATED
+            if verdict in (RAW, RAW_WEAK):
+                raw.append((caller_module, call))
+        return tuple(raw) if gated else ()
+
+    def _chain_sites(self, module: ModuleFacts, chain: NameChain) -> List[Site]:
+        class_name = self.graph.class_of(module, chain.function)
+        resolved = (
+            (self.graph.resolve(module, callee, chain.function, class_name), span) for callee, span in chain.fallbacks
+        )
+        gated = [
+            (q, span)
+            for q, span in resolved
+            if q is not None and (q in self.gates.gated_entries or q in self.gates.gate_functions)
+        ]
+        if not gated:
+            return []
+        fallback, fallback_span = gated[0]
+        sites = []
+        for arm in chain.arms:
+            # what the arm calls itself, then what the closures it binds call when they run
+            calls = [(chain.function, arm.callees, arm.flows)]
+            for closure in arm.closures:
+                for _, call in self.graph.calls_in(f"{module.module}.{closure}", nested=True):
+                    flows = tuple(call.positional) + tuple(flow for _, flow in call.keywords) + tuple(call.star)
+                    calls.append((call.function, (call.callee,), flows))
+            guarded = any(
+                self.gates.is_gate_callee(module, callee, function)
+                or self.graph.resolve(module, callee, function, class_name) in self.gates.gated_entries
+                for function, callees, _ in calls
+                for callee in callees
+            )
+            verdicts = [self.taint.site_verdict(module, function, flows) for function, _, flows in calls]
+            verdict = GATED if guarded else combine(verdicts, every=False)
+            sites.append(
+                Site(
+                    module,
+                    chain.function,
+                    arm.span,
+                    "chain",
+                    chain.variable,
+                    True,
+                    verdict,
+                    None,
+                    chain,
+                    arm,
+                    fallback,
+                    fallback_span,
+                    flows=tuple((function, flow) for function, _, flows in calls for flow in flows),
+                )
+            )
+        return sites
+
+    def executor_tools(self) -> Dict[str, Set[str]]:
+        """Executor function (qualified) -> the tool names it serves: entries of tool tables (a scanned list's
+        entries are named after their functions) and registration calls that hand over a handler."""
+        if self._executor_tools is None:
+            self._executor_tools = self.catalog.tools_served(self.tool_tables() + self.catalog.class_registries())
+        return self._executor_tools
+
+    def tool_tables(self, dispatched_only: bool = False) -> List[LinkedTable]:
+        """Tables that hold tools: dispatched as tools, configured, or (unless ``dispatched_only``) keyed by
+        declared tool names."""
+        if dispatched_only not in self._tool_tables:
+            self._tool_tables[dispatched_only] = self._find_tool_tables(dispatched_only)
+        return list(self._tool_tables[dispatched_only])
+
+    def _find_tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
+        schema_names = set(self.catalog.schemas)
+        dispatched = {
+            id(site.table)
+            for site in self.sites
+            if site.table is not None and (site.unguarded or (site.tool_like and site.verdict == GATED))
+        }
+        return [
+            table
+            for table in self.catalog.tables.values()
+            if id(table) in dispatched or table.configured or (not dispatched_only and table.keys & schema_names)
+        ]
+
+    def sites_of(self, table: LinkedTable) -> List[Site]:
+        if self._sites_by_table is None:
+            self._sites_by_table = defaultdict(list)
+            for site in self.sites:
+                self._sites_by_table[id(site.table)].append(site)
+        return list(self._sites_by_table.get(id(table), []))
