@@ -42,6 +42,7 @@ from dispatchlint.analysis.facts import (
     Span,
     TableDef,
     TableFill,
+    Unknown,
     ValueRef,
 )
 
@@ -445,10 +446,7 @@ class _ModuleIndexer:
             else:
                 inner.types.pop(param, None)
         inner.params = params
-        for param in params:
-            inner.env[param] = Param(qualname, param)
-            inner.callables.pop(param, None)
-            inner.pieces.pop(param, None)
+        self._bind_params(inner, node.params, scope)
         self._block(node.body.body, inner)
         if scope.kind == "function":
             scope.env[node.name.value] = UNKNOWN
@@ -475,6 +473,24 @@ class _ModuleIndexer:
         )
         self.function_names[node] = qualname
 
+    @staticmethod
+    def _bind_params(inner: _Scope, params: cst.Parameters, outer: _Scope) -> None:
+        """Each parameter holds what its callers pass; one defaulting to a name of the enclosing function
+        (``async def run(tc=tc, tool=tool)``, ``lambda a, fn=fn: fn(a)``) holds what that name held, the idiom
+        that binds a loop's values to a closure."""
+        for param in pat.all_params(params):
+            name = param.name.value
+            inner.env[name] = Param(inner.qualname, name)
+            inner.callables.pop(name, None)
+            inner.pieces.pop(name, None)
+            default = param.default.value if isinstance(param.default, cst.Name) else None
+            if default is None or outer.kind != "function":
+                continue
+            if default in outer.callables:
+                inner.callables[name] = outer.callables[default]
+            if default in outer.env and not isinstance(outer.env[default], Unknown):
+                inner.env[name] = outer.env[default]
+
     def _lambda(self, node: cst.Lambda, scope: _Scope) -> str:
         """A lambda is a function of its own, named after its position: its parameters are what its caller
         passes (``run_middleware`` calling ``execute(args)``), its closure what the enclosing scope held."""
@@ -490,10 +506,7 @@ class _ModuleIndexer:
             inner.nested = dict(scope.nested)
             inner.types = {name: kind for name, kind in scope.types.items() if name not in params}
         inner.params = params
-        for param in params:
-            inner.env[param] = Param(qualname, param)
-            inner.callables.pop(param, None)
-            inner.pieces.pop(param, None)
+        self._bind_params(inner, node.params, scope)
         self._expression(node.body, inner)
         self._returned(node.body, inner, node.body)
         self.functions.append(
