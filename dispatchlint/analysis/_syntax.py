@@ -81,6 +81,17 @@ def annotated_class(annotation: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
+_MAPPING_OF = re.compile(
+    r"^['\"]?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\[\s*str\s*,\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*\]['\"]?$"
+)
+
+
+def mapping_value_class(annotation: str) -> Optional[str]:
+    """The class of the values a mapping annotation declares: ``dict[str, SamplingTool]`` -> ``SamplingTool``."""
+    match = _MAPPING_OF.match(annotation.strip())
+    return match.group(1) if match else None
+
+
 def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:
     """The value of a plain (non f-) string literal, else None."""
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):

@@ -180,6 +180,8 @@ class Dispatch:
     through_param: str = ""
     #: The object is built right here by calling this (``SearchTool()._run(...)``), not looked up.
     constructed: str = ""
+    #: The class the looked-up object is declared as (``tool_map: dict[str, SamplingTool]``).
+    object_type: str = ""
 
 
 @dataclass(frozen=True)

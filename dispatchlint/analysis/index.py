@@ -70,6 +70,8 @@ class _Callable(NamedTuple):
     key_is_name: bool
     param: str = ""
     constructed: str = ""
+    #: The class the looked-up value is declared as (the value type of an annotated mapping).
+    declared: str = ""
 
 
 @dataclass
@@ -90,6 +92,8 @@ class _Scope:
     returned_names: List[str] = field(default_factory=list)
     #: Parameters annotated with a plain class name (``tool: BaseTool``), seen by closures too.
     types: Dict[str, str] = field(default_factory=dict)
+    #: Names declared as mappings of a class (``tool_map: dict[str, SamplingTool]``): their values' class.
+    value_types: Dict[str, str] = field(default_factory=dict)
 
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
@@ -439,12 +443,9 @@ class _ModuleIndexer:
             inner.env, inner.callables, inner.pieces = scope.child_state()
             inner.nested = dict(scope.nested)
             inner.types = dict(scope.types)
+            inner.value_types = dict(scope.value_types)
         for param, annotation in annotations:
-            declared = syn.annotated_class(annotation)
-            if declared is not None:
-                inner.types[param] = declared
-            else:
-                inner.types.pop(param, None)
+            _declare(inner, param, annotation)
         inner.params = params
         self._bind_params(inner, node.params, scope)
         self._block(node.body.body, inner)
@@ -505,6 +506,7 @@ class _ModuleIndexer:
             inner.env, inner.callables, inner.pieces = scope.child_state()
             inner.nested = dict(scope.nested)
             inner.types = {name: kind for name, kind in scope.types.items() if name not in params}
+            inner.value_types = {name: kind for name, kind in scope.value_types.items() if name not in params}
         inner.params = params
         self._bind_params(inner, node.params, scope)
         self._expression(node.body, inner)
@@ -582,6 +584,8 @@ class _ModuleIndexer:
         if table_scope is not None:
             self._table_or_alias(name, table_scope, owner, value, statement, annotation, scope)
         if isinstance(target, cst.Name):
+            if annotation:
+                _declare(scope, name, annotation)
             scope.env[name] = self._flow(value, scope)
             source = self._callable_source(value, scope)
             if source is not None:
@@ -839,6 +843,7 @@ class _ModuleIndexer:
                 self.span(call),
                 source.param,
                 source.constructed,
+                source.declared,
             )
         )
 
@@ -879,13 +884,15 @@ class _ModuleIndexer:
             table = _table_expression(expression.value)
             key = syn.subscript_index(expression)
             if table is not None and key is not None and syn.string_value(key) is None:
-                return _Callable(table, "", self._text(key), syn.is_tool_name_key(key))
+                declared = scope.value_types.get(table, "")
+                return _Callable(table, "", self._text(key), syn.is_tool_name_key(key), declared=declared)
             return None
         pair = syn.get_call(expression)
         if pair is not None:
             table = _table_expression(pair[0])
             if table is not None and syn.string_value(pair[1]) is None:
-                return _Callable(table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]))
+                declared = scope.value_types.get(table, "")
+                return _Callable(table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]), declared=declared)
             return None
         if isinstance(expression, cst.Name):
             return scope.callables.get(expression.value)
@@ -1146,6 +1153,20 @@ class _ModuleIndexer:
 
 # -------------------------------------------------------------------------------------------------- helpers
 
+
+def _declare(scope: _Scope, name: str, annotation: str) -> None:
+    """Record what an annotation says ``name`` holds: an object of a class, or a mapping of such objects."""
+    declarations = (
+        (scope.types, syn.annotated_class(annotation)),
+        (scope.value_types, syn.mapping_value_class(annotation)),
+    )
+    for kinds, declared in declarations:
+        if declared is not None:
+            kinds[name] = declared
+        else:
+            kinds.pop(name, None)
+
+
 #: The name a table literal built in a ``return`` statement is known by (``return {"search": SearchTool()}``).
 RETURNED_TABLE = "<return>"
 
@@ -1158,7 +1179,6 @@ def _table_expression(node: cst.BaseExpression) -> Optional[str]:
         head = syn.dotted_name(node.func)
         return f"{head}()" if head is not None else None
     return dotted
-
 
 
 def _either(options: Tuple[Flow, ...]) -> Flow:

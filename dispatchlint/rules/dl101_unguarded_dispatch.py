@@ -166,7 +166,7 @@ class UnguardedDispatch(Rule):
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
-            if site.method and site.method not in project.dispatches.gated_methods:
+            if site.method and not site.sink_method and site.method not in project.dispatches.gated_methods:
                 continue  # the project never gates this method: it may be the object's own validating entry
             if (site.module.path, site.span) in reported:
                 continue  # one call, several tables a resolver may return: one finding
@@ -235,6 +235,12 @@ class UnguardedDispatch(Rule):
             return (
                 f"tool {names} runs {where} with the model's raw arguments; the other tools go through "
                 f"`{fallback}`, which repairs them with {gate}: coerce once ahead of the `{site.key}` chain"
+            )
+        if site.sink_method:
+            return (
+                f"`.{site.method}(...)` of the `{site.constructed}` looked up by `{site.key}` runs {where} with the "
+                f"model's raw arguments and hands them to the function it holds unvalidated, while the project "
+                f"repairs tool arguments with {gate}: repair them before the call, or validate in `{site.method}`"
             )
         assert site.table is not None
         if site.method:

@@ -7,21 +7,20 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.facts import (
     Call,
     FunctionDef,
     ModuleFacts,
 )
-from dispatchlint.analysis.discover import PathMatcher
-from dispatchlint.analysis.symbols import SymbolTable
-from dispatchlint.config import Config
-
 from dispatchlint.analysis.link.model import (
     Invocation,
     base_name,
     param_at,
     stored_attributes,
 )
+from dispatchlint.analysis.symbols import SymbolTable
+from dispatchlint.config import Config
 
 
 class CallGraph:

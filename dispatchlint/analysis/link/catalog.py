@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._schemas import class_schema_key
 from dispatchlint.analysis.facts import (
     Dispatch,
     FunctionDef,
@@ -19,20 +20,18 @@ from dispatchlint.analysis.facts import (
     TableFill,
     ValueRef,
 )
-from dispatchlint.analysis._schemas import class_schema_key
-from dispatchlint.analysis.symbols import scoped
-
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.gates import Gates
 from dispatchlint.analysis.link.model import (
     HANDLER_KEYWORDS,
-    LinkedEntry,
-    LinkedTable,
     RUNTIME_PACKAGE,
     TOOL_ENTRY_METHODS,
+    LinkedEntry,
+    LinkedTable,
     bound_literal,
     parent_of,
 )
+from dispatchlint.analysis.symbols import scoped
 
 
 class Catalog:

@@ -11,7 +11,6 @@ from dispatchlint.analysis.facts import (
     FunctionDef,
     ModuleFacts,
 )
-
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.model import (
     DEFAULT_GATE,

@@ -4,8 +4,8 @@ the analysis knows (gates, framework packages, tool entries) and small helpers o
 from __future__ import annotations
 
 import re
-from enum import Enum
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis import _syntax as syn
@@ -25,7 +25,6 @@ from dispatchlint.analysis.facts import (
     Span,
     TableDef,
 )
-
 
 #: One step of a finding's trace.
 Step = Location
@@ -172,6 +171,9 @@ class Site:
     constructed: str = ""
     #: What the site hands the tool: ``(function the flow is read in, flow)``, for the finding's trace.
     flows: Tuple[Tuple[str, Flow], ...] = ()
+    #: The method called runs a callable the object holds with its arguments, unvalidated: a sink of its own,
+    #: whether or not the project gates that method elsewhere.
+    sink_method: bool = False
 
     @property
     def method(self) -> str:

@@ -12,31 +12,32 @@ from dispatchlint.analysis.facts import (
     Call,
     Dispatch,
     Flow,
+    FunctionDef,
     ModuleFacts,
     NameChain,
     Param,
     Span,
 )
-
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.catalog import Catalog
 from dispatchlint.analysis.link.gates import Gates
-from dispatchlint.analysis.link.taint import Taint
 from dispatchlint.analysis.link.model import (
     EXECUTOR_ARGS,
     GATED,
-    LinkedTable,
     RAW,
     RAW_WEAK,
-    Site,
     TOOLISH,
     UNKNOWN,
+    LinkedTable,
+    Site,
     bind,
     combine,
+    mentions_param,
     position_of,
     wire_parsed_here,
     within,
 )
+from dispatchlint.analysis.link.taint import Taint
 
 
 class Dispatches:
@@ -71,6 +72,14 @@ class Dispatches:
                     tables = [None]
                 elif reaches_past and not tables:
                     tables = [None]  # a tool object found by a linear scan of a list
+                elif (
+                    method
+                    and dispatch.object_type
+                    and not any(t and self.catalog.holds_tool_objects(t) for t in tables)
+                ):
+                    declared = self._declared_object_site(module, dispatch)
+                    sites.extend([declared] if declared is not None else [])
+                    continue
                 for table in tables:
                     if method and (table is None or not self.catalog.holds_tool_objects(table)):
                         continue  # a method of a function, or of an object from nowhere known
@@ -131,6 +140,40 @@ class Dispatches:
             )
             for site in sites
         ]
+
+    def _declared_object_site(self, module: ModuleFacts, dispatch: Dispatch) -> Optional[Site]:
+        """A method of an object looked up in a mapping declared to hold a class (``tool_map: dict[str,
+        SamplingTool]``; ``tool_map.get(name).run(raw)``): a site when that method hands its arguments to a
+        stored callable without validating them, the object's execution method being a sink of its own."""
+        declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
+        if declared is None or self.graph.symbols.kind(declared) != "class" or self.gates.is_tool_type(declared):
+            return None
+        method = self.graph.symbols.member(declared, dispatch.kind.split(":", 1)[1])
+        located = self.graph.function(method) if method else None
+        if located is None or method is None or not self._runs_stored_callable(method, located[1]):
+            return None
+        return Site(
+            module,
+            dispatch.function,
+            dispatch.span,
+            dispatch.kind,
+            dispatch.key,
+            True,
+            self.taint.site_verdict(module, dispatch.function, dispatch.args),
+            constructed=dispatch.object_type,
+            flows=tuple((dispatch.function, flow) for flow in dispatch.args),
+            sink_method=True,
+        )
+
+    def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:
+        """The method calls a callable it holds (``self.fn(**arguments)``) with one of its own parameters."""
+        for _, call in self.graph.calls_in(qualified):
+            if not call.callee.startswith("self.") or call.callee.count(".") != 1:
+                continue
+            flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+            if any(mentions_param(flow, definition.qualname) for flow in flows):
+                return True
+        return False
 
     def _judge_method_sites(self, sites: List[Site]) -> List[Site]:
         """Tables of framework tools are read through their public (validating) entries: not sites. For other

@@ -19,20 +19,19 @@ from dispatchlint.analysis.facts import (
     Raw,
     Span,
 )
-
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.gates import Gates
 from dispatchlint.analysis.link.model import (
     COMMAND_LINE_PARSERS,
     GATED,
-    Invocation,
     MAX_DEPTH,
     NOT_MODEL,
     RAW,
     RAW_WEAK,
+    UNKNOWN,
+    Invocation,
     Site,
     Step,
-    UNKNOWN,
     base_name,
     bind,
     combine,
