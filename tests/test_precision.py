@@ -537,3 +537,19 @@ def test_an_api_helper_that_reads_properties_is_not_a_gate(tmp_path: Path, run_c
         ),
     }
     assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []
+
+
+def test_a_bypass_in_a_project_without_a_gate_is_dl101_only(tmp_path: Path, run_cli) -> None:
+    """Reaching past a tool's own validation is DL101, gate or not; DL102 does not report the same call."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/tools.py": (
+            "import json\n\n"
+            "def search(query):\n    return [query]\n\n"
+            "TOOLS = {'search': search}\n\n"
+            "def run(call):\n"
+            "    return TOOLS[call.name].__wrapped__(**json.loads(call.arguments))\n"
+        ),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL101", "agent/tools.py:9")}

@@ -73,8 +73,8 @@ class UngatedTools(Rule):
         reported = set()
         for table in project.dispatches.tool_tables():
             for site in project.dispatches.sites_of(table):
-                if not site.unguarded or (site.module.path, site.span) in reported:
-                    continue
+                if not site.unguarded or site.reaches_past or (site.module.path, site.span) in reported:
+                    continue  # a bypass of a tool's own validation is DL101's, gate or not
                 reported.add((site.module.path, site.span))
                 fix = table_decision(project, table)
                 called = f"{table.display_name}[{site.key}]" + (f".{site.method}(...)" if site.method else "")
