@@ -246,3 +246,35 @@ def test_a_file_changed_after_the_analysis_is_not_overwritten(tmp_path: Path) ->
     with pytest.raises(FixError, match="changed while it was being fixed"):
         write_all({path: (b"TOOLS = {}\n", b"TOOLS = dict()\n")})
     assert path.read_bytes() == b"TOOLS = {}  # saved by an editor meanwhile\n"
+
+
+def test_a_chain_resumed_after_an_arm_of_another_kind_is_coerced_once_ahead_of_the_ladder(
+    run_cli, tmp_path: Path
+) -> None:
+    """``elif self.manager.has_tool(name):`` between two name arms: both name chains share one if statement, so
+    one coercion goes ahead of the whole statement (it used to crash the fix planner)."""
+    loop = (
+        "import json\n\nfrom agent.gate import handle_function_call\n\n\n"
+        "def clarify(question):\n    return question\n\n\n"
+        "class Agent:\n"
+        "    def __init__(self, manager):\n        self.manager = manager\n\n"
+        "    def _invoke_tool(self, name, raw):\n"
+        "        args = json.loads(raw)\n"
+        "        if name == 'todo':\n            return list(args['todos'])\n"
+        "        elif self.manager and self.manager.has_tool(name):\n            return self.manager.call(name, args)\n"
+        "        elif name == 'clarify':\n            return clarify(question=args.get('question'))\n"
+        "        else:\n            return handle_function_call(name, args)\n"
+    )
+    gate = (
+        "def coerce_tool_args(tool_name, args):\n    return dict(args)\n\n\n"
+        "def handle_function_call(tool_name, args):\n"
+        "    args = coerce_tool_args(tool_name, args)\n    return {'tool': tool_name, 'args': args}\n"
+    )
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/gate.py": gate, "agent/loop.py": loop})
+    assert {code for code, _ in run_cli(project, "--format", "json").locations()} == {"DL101"}
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    fixed = (project / "agent" / "loop.py").read_text(encoding="utf-8")
+    assert fixed.count("args = coerce_tool_args(name, args)") == 1
+    assert fixed.index("args = coerce_tool_args(name, args)") < fixed.index("if name == 'todo':")
+    compile(fixed, "loop.py", "exec")

@@ -58,11 +58,25 @@ class ChainFix:
         file.note(f"coerce `{self.args}` with {self.label} ahead of the `{self.site.key}` chain {where}")
 
 
-def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) -> Union[ChainFix, str]:
-    """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
+def ladder_statement(sources: Sources, site: Site, chain: NameChain) -> Optional[cst.If]:
+    """The ``if`` statement that starts the ladder ``chain`` is part of: a chain that resumes after an arm of
+    another kind (``elif self.manager.has_tool(name): ... elif name == "clarify":``) starts in an ``elif``, and
+    one coercion ahead of the whole statement serves every chain in it."""
     source = sources.get(site.module.path)
     test = source.expression_at(chain.span)
     statement = source.parent(test) if test is not None else None
+    if not isinstance(statement, cst.If):
+        return None
+    parent = source.parent(statement)
+    while isinstance(parent, cst.If) and parent.orelse is statement:
+        statement, parent = parent, source.parent(parent)
+    return statement
+
+
+def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) -> Union[ChainFix, str]:
+    """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
+    source = sources.get(site.module.path)
+    statement = ladder_statement(sources, site, chain)
     fallback = source.node_at(site.fallback_span, cst.Call) if site.fallback_span is not None else None
     if not isinstance(statement, cst.If) or fallback is None:
         return "the chain's code cannot be found"

@@ -15,7 +15,7 @@ from typing import Callable, Dict, Optional, Tuple, Union
 
 from dispatchlint.analysis.facts import FunctionDef, JsonParse, ModuleFacts, NameChain
 from dispatchlint.analysis.link import LinkedTable, Project, Site
-from dispatchlint.fix._chains import ChainFix, chain_fix
+from dispatchlint.fix._chains import ChainFix, chain_fix, ladder_statement
 from dispatchlint.fix._parses import ParseFix, parse_fix
 from dispatchlint.fix._reorder import ReorderFix, reorder_fix
 from dispatchlint.fix._source import FixError, Sources
@@ -95,7 +95,12 @@ def site_decision(project: Project, site: Site) -> Decision:
         return Decision(None, "the arms bind closures that run later; repair the arguments where they are handed on")
     if site.chain is not None:
         chain = _outermost(site.module, site.chain)
-        return _decide(project, "chain", chain, lambda sources: chain_fix(project, sources, site, chain))
+        state = _STATES.get(project)
+        try:
+            statement = ladder_statement(state.sources, site, chain) if state is not None else None
+        except FixError:
+            statement = None  # the file cannot be read: the decision says why
+        return _decide(project, "chain", statement or chain, lambda sources: chain_fix(project, sources, site, chain))
     if site.table is None:
         return Decision(None, "the site reads no table the fix can wrap")
     return table_decision(project, site.table)
