@@ -155,7 +155,7 @@ class Site:
     kind: str
     key: str
     tool_like: bool
-    verdict: str
+    verdict: Verdict
     table: Optional[LinkedTable] = None
     chain: Optional[NameChain] = None
     arm: Optional[ChainArm] = None
@@ -205,7 +205,7 @@ class Invocation:
     context: Optional[Tuple[ModuleFacts, Call, FunctionDef]] = None
 
 
-def combine(verdicts: Sequence[str], every: bool) -> str:
+def combine(verdicts: Sequence[Verdict], every: bool) -> Verdict:
     """Join verdicts. ``every``: all paths must be gated (alternatives); else any gated value guards a call."""
     if not verdicts:
         return UNKNOWN

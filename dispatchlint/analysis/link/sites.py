@@ -30,6 +30,7 @@ from dispatchlint.analysis.link.model import (
     UNKNOWN,
     LinkedTable,
     Site,
+    Verdict,
     bind,
     combine,
     mentions_param,
@@ -84,25 +85,21 @@ class Dispatches:
                     if method and (table is None or not self.catalog.holds_tool_objects(table)):
                         continue  # a method of a function, or of an object from nowhere known
                     if table is None:
-                        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
                         sites.append(
-                            Site(
+                            self._site(
                                 module,
-                                dispatch.function,
-                                dispatch.span,
-                                dispatch.kind,
-                                dispatch.key or f"{dispatch.constructed}()",
+                                dispatch,
                                 dispatch.key_is_name or bool(dispatch.constructed),
-                                verdict,
+                                self.taint.site_verdict(module, dispatch.function, dispatch.args),
+                                key=dispatch.key or f"{dispatch.constructed}()",
                                 constructed=dispatch.constructed,
-                                flows=tuple((dispatch.function, flow) for flow in dispatch.args),
                             )
                         )
                         continue
                     if self.catalog.holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
-                    if table.holds_objects and not (reaches_past or method):
-                        dispatch = replace(dispatch, kind="method:__call__")  # calling the tool object itself
+                    # calling a tool object itself runs its __call__
+                    kind = "method:__call__" if table.holds_objects and not (reaches_past or method) else dispatch.kind
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     guarded_table = table.wrapped and not reaches_past
                     verdict = (
@@ -110,18 +107,7 @@ class Dispatches:
                     )
                     bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
                     sites.append(
-                        Site(
-                            module,
-                            dispatch.function,
-                            dispatch.span,
-                            dispatch.kind,
-                            dispatch.key,
-                            tool_like,
-                            verdict,
-                            table,
-                            bypasses=bypasses,
-                            flows=tuple((dispatch.function, flow) for flow in dispatch.args),
-                        )
+                        self._site(module, dispatch, tool_like, verdict, kind=kind, table=table, bypasses=bypasses)
                     )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
@@ -152,17 +138,37 @@ class Dispatches:
         located = self.graph.function(method) if method else None
         if located is None or method is None or not self._runs_stored_callable(method, located[1]):
             return None
+        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+        return self._site(module, dispatch, True, verdict, constructed=dispatch.object_type, sink_method=True)
+
+    @staticmethod
+    def _site(
+        module: ModuleFacts,
+        dispatch: Dispatch,
+        tool_like: bool,
+        verdict: Verdict,
+        *,
+        kind: str = "",
+        key: str = "",
+        table: Optional[LinkedTable] = None,
+        bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = (),
+        constructed: str = "",
+        sink_method: bool = False,
+    ) -> Site:
+        """The site of a dispatch (what it hands the tool is its arguments' flows)."""
         return Site(
             module,
             dispatch.function,
             dispatch.span,
-            dispatch.kind,
-            dispatch.key,
-            True,
-            self.taint.site_verdict(module, dispatch.function, dispatch.args),
-            constructed=dispatch.object_type,
+            kind or dispatch.kind,
+            key or dispatch.key,
+            tool_like,
+            verdict,
+            table,
+            bypasses=bypasses,
+            constructed=constructed,
             flows=tuple((dispatch.function, flow) for flow in dispatch.args),
-            sink_method=True,
+            sink_method=sink_method,
         )
 
     def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:

@@ -32,6 +32,7 @@ from dispatchlint.analysis.link.model import (
     Invocation,
     Site,
     Step,
+    Verdict,
     base_name,
     bind,
     combine,
@@ -47,11 +48,11 @@ class Taint:
         self.graph = graph
         self.gates = gates
         #: The summary of each parameter: ``(function, parameter) -> verdict``, filled on first use.
-        self._verdicts: Dict[Tuple[str, str], str] = {}
+        self._verdicts: Dict[Tuple[str, str], Verdict] = {}
 
     # ------------------------------------------------------------------------------------------ verdicts
 
-    def evaluate(self, flow: Flow, module: ModuleFacts, function: str, depth: int = 0) -> str:
+    def evaluate(self, flow: Flow, module: ModuleFacts, function: str, depth: int = 0) -> Verdict:
         """Whether a value reaching a site is the model's raw arguments, gated arguments, or unknown."""
         if isinstance(flow, Raw):
             return RAW_WEAK if flow.why == WEAK_JSON else RAW
@@ -73,7 +74,7 @@ class Taint:
 
     def _returned_verdict(
         self, callee: Optional[str], flow: CallResult, module: ModuleFacts, function: str, depth: int
-    ) -> str:
+    ) -> Verdict:
         """What a project function gives back, judged from its ``return`` statements (``args = parse(call)``).
         A returned parameter stands for what this call passes for it."""
         found = self.graph.function(callee) if callee else None
@@ -92,7 +93,7 @@ class Taint:
                 verdicts.append(self.evaluate(returned, callee_module, definition.qualname, depth + 1))
         return combine(verdicts, every=True)
 
-    def _param_verdict(self, module: ModuleFacts, flow: Param, depth: int) -> str:
+    def _param_verdict(self, module: ModuleFacts, flow: Param, depth: int) -> Verdict:
         qualified = f"{module.module}.{flow.function}"
         memo_key = (qualified, flow.name)
         if memo_key in self._verdicts:
@@ -115,7 +116,7 @@ class Taint:
         self._verdicts[memo_key] = verdict
         return verdict
 
-    def _evaluate_passed(self, flow: Flow, invocation: Invocation, depth: int) -> str:
+    def _evaluate_passed(self, flow: Flow, invocation: Invocation, depth: int) -> Verdict:
         """What an invocation passes: a parameter of a receiver that was handed the function stands for what
         the handing call passed for it."""
         if invocation.context is not None and isinstance(flow, Param):
@@ -127,7 +128,7 @@ class Taint:
                 return self.evaluate(rebound, handing_module, handing_call.function, depth)
         return self.evaluate(flow, invocation.module, invocation.call.function, depth)
 
-    def site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> str:
+    def site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> Verdict:
         return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
 
     # ------------------------------------------------------------------------------------------ traces
