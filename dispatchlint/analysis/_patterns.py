@@ -7,7 +7,6 @@ t.name == name)``), table-shaped dict literals, registering-decorator keys, para
 from __future__ import annotations
 
 import re
-
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst

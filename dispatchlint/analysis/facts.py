@@ -8,6 +8,7 @@ the linker resolves them to qualified names across modules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Dict, Optional, Tuple, Union
 
 
@@ -86,18 +87,30 @@ UNKNOWN = Unknown()
 # Values stored in tables.
 
 
+class ValueKind(str, Enum):
+    """What a table value or a registered callable is, as written."""
+
+    #: A dotted name.
+    REF = "ref"
+    #: A lambda: ``ValueRef.target`` is the callee its body calls, if any; ``call_args`` every callee in its body.
+    LAMBDA = "lambda"
+    #: A call: ``target`` is the callee; ``call_args`` the dotted names passed.
+    CALL = "call"
+    #: A nested function of the enclosing function: ``target`` is its qualified name.
+    DEF = "def"
+    #: A parameter of the enclosing function (such as the decorated function in a decorator).
+    PARAM = "param"
+    #: The element itself in ``{t.name: t for t in tools}``: tool objects, not functions.
+    OBJECT = "object"
+    #: Anything else.
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class ValueRef:
-    """A table value or a registered callable, as written.
+    """A table value or a registered callable, as written (see :class:`ValueKind`)."""
 
-    ``kind`` is ``"ref"`` (a dotted name), ``"lambda"`` (``target`` is the callee its body calls, if any;
-    ``call_args`` every callee in its body), ``"call"`` (``target`` is the callee; ``call_args`` the dotted names
-    passed), ``"def"`` (a nested function of the enclosing function, ``target`` its qualified name), ``"param"``
-    (a parameter of the enclosing function, such as the decorated function in a decorator), ``"object"`` (the
-    element itself in ``{t.name: t for t in tools}``: tool objects, not functions) or ``"other"``.
-    """
-
-    kind: str
+    kind: ValueKind
     target: str = ""
     call_args: Tuple[str, ...] = ()
 

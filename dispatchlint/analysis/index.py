@@ -43,6 +43,7 @@ from dispatchlint.analysis.facts import (
     TableDef,
     TableFill,
     Unknown,
+    ValueKind,
     ValueRef,
 )
 
@@ -657,8 +658,8 @@ class _ModuleIndexer:
                 and target.value == element.value
                 and pat.keyed_by_object(value.key, element.value)
             ):
-                comprehension = ValueRef("object")  # {t.name: t for t in tools}: the tool objects themselves
-            if comprehension.kind != "other":
+                comprehension = ValueRef(ValueKind.OBJECT)  # {t.name: t for t in tools}: the tool objects themselves
+            if comprehension.kind != ValueKind.OTHER:
                 source = pat.mapping_source(value.for_in.iter) or ""
                 self.tables.append(
                     TableDef(name, table_scope, owner, span, (), comprehension, annotation, source=source)
@@ -671,13 +672,13 @@ class _ModuleIndexer:
                 for arg in value.args
                 if arg.keyword is not None
             )
-            if entries and all(entry.value.kind != "other" for entry in entries):
+            if entries and all(entry.value.kind != ValueKind.OTHER for entry in entries):
                 self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation))
         elif isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
             self._table_or_alias(name, table_scope, owner, value.left, statement, annotation, scope)
         elif isinstance(value, (cst.Name, cst.Attribute, cst.Call)):
             ref = self._value_ref(value, scope)
-            if ref.kind in ("ref", "call", "param"):
+            if ref.kind in (ValueKind.REF, ValueKind.CALL, ValueKind.PARAM):
                 function = scope.qualname if scope.kind == "function" else ""
                 self.aliases.append(Alias(name, table_scope, owner, ref, span, function))
 
@@ -689,7 +690,7 @@ class _ModuleIndexer:
         if table is None or key is None:
             return
         ref = self._value_ref(value, scope)
-        if ref.kind == "other":
+        if ref.kind == ValueKind.OTHER:
             return
         key_flow = self._flow(key, scope)
         self.fills.append(
@@ -722,28 +723,28 @@ class _ModuleIndexer:
                 continue
             for key, value, key_node in pairs:
                 ref = self._value_ref(value, scope)
-                if ref.kind != "other":
+                if ref.kind != ValueKind.OTHER:
                     self.fills.append(TableFill(table, function, key, None, ref, self.span(key_node)))
 
     def _value_ref(self, value: cst.BaseExpression, scope: _Scope) -> ValueRef:
         dotted = syn.dotted_name(value)
         if dotted is not None:
             if dotted in scope.nested:
-                return ValueRef("def", scope.nested[dotted])
+                return ValueRef(ValueKind.DEF, scope.nested[dotted])
             if scope.kind == "function" and dotted in scope.params:
-                return ValueRef("param", dotted)
-            return ValueRef("ref", dotted)
+                return ValueRef(ValueKind.PARAM, dotted)
+            return ValueRef(ValueKind.REF, dotted)
         if isinstance(value, cst.Lambda):
             body = value.body
             callee = syn.dotted_name(body.func) if isinstance(body, cst.Call) else None
             inner = tuple(filter(None, (syn.dotted_name(call.func) for call in syn.iter_calls(body))))
-            return ValueRef("lambda", callee or "", inner)
+            return ValueRef(ValueKind.LAMBDA, callee or "", inner)
         if isinstance(value, cst.Call):
             callee = syn.dotted_name(value.func)
             if callee is not None:
                 names = tuple(filter(None, (syn.dotted_name(arg.value) for arg in value.args if arg.keyword is None)))
-                return ValueRef("call", callee, names)
-        return ValueRef("other")
+                return ValueRef(ValueKind.CALL, callee, names)
+        return ValueRef(ValueKind.OTHER)
 
     # ---------------------------------------------------------------------------------------------- expressions
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis.facts import Alias, ClassDef, FunctionDef, ModuleFacts
+from dispatchlint.analysis.facts import Alias, ClassDef, FunctionDef, ModuleFacts, ValueKind
 
 
 class SymbolTable:
@@ -151,7 +151,7 @@ class SymbolTable:
     def _instance_class(self, alias: object, module: ModuleFacts) -> Optional[str]:
         """The project class an alias is an instance of (``registry = ToolRegistry()``)."""
         assert isinstance(alias, Alias)
-        if alias.target.kind != "call" or alias.scope != "module":
+        if alias.target.kind != ValueKind.CALL or alias.scope != "module":
             return None
         resolved = self.resolve(module, alias.target.target)
         if resolved is not None and self.entries.get(resolved, ("",))[0] == "class":
@@ -160,7 +160,7 @@ class SymbolTable:
 
     def _alias_target(self, alias: object, module: ModuleFacts) -> Optional[str]:
         assert isinstance(alias, Alias)
-        if alias.target.kind != "ref":
+        if alias.target.kind != ValueKind.REF:
             return None
         function = alias.owner if alias.scope == "local" else ""
         class_name = alias.owner if alias.scope in ("class", "instance") else ""

@@ -18,6 +18,7 @@ from dispatchlint.analysis.facts import (
     Span,
     TableDef,
     TableFill,
+    ValueKind,
     ValueRef,
 )
 from dispatchlint.analysis.link.callgraph import CallGraph
@@ -96,7 +97,7 @@ class Catalog:
         for table in tables.values():
             table.configured = table.qualname in configured or table.definition.name in configured
             comprehension = table.definition.comprehension
-            table.holds_objects = comprehension is not None and comprehension.kind == "object"
+            table.holds_objects = comprehension is not None and comprehension.kind == ValueKind.OBJECT
             if comprehension is not None:
                 comp_entry = self._entry(
                     table.module, table.definition.owner, None, comprehension, table.definition.span
@@ -120,12 +121,16 @@ class Catalog:
                 source = tables.get(resolved or "")
                 if source is not None and source is not table:
                     wrapped = self._entry(
-                        table.module, context, None, definition.comprehension or ValueRef("other"), definition.span
+                        table.module,
+                        context,
+                        None,
+                        definition.comprehension or ValueRef(ValueKind.OTHER),
+                        definition.span,
                     ).wrapped
                     table.entries.extend(replace(entry, wrapped=entry.wrapped or wrapped) for entry in source.entries)
         for module in self.graph.modules:
             for alias in module.aliases:
-                if alias.target.kind != "call" or not alias.target.call_args:
+                if alias.target.kind != ValueKind.CALL or not alias.target.call_args:
                     continue
                 wrapper = self.graph.resolve(module, alias.target.target, alias.function)
                 if not (wrapper and wrapper.startswith(RUNTIME_PACKAGE)):
@@ -151,7 +156,7 @@ class Catalog:
         for module in self.graph.modules:
             for function in module.functions:
                 for decorator, key in zip(function.decorators, function.decorator_keys):
-                    if decorator.kind not in ("ref", "call"):
+                    if decorator.kind not in (ValueKind.REF, ValueKind.CALL):
                         continue
                     resolved = self.graph.resolve(module, decorator.target, parent_of(function.qualname))
                     if resolved not in decorators:
@@ -170,7 +175,7 @@ class Catalog:
             for cls in module.classes:  # @register_tool("search") class Search(BaseTool): ...
                 for decorator, key in zip(cls.decorators, cls.decorator_keys):
                     resolved = self.graph.resolve(module, decorator.target, parent_of(cls.qualname))
-                    if decorator.kind not in ("ref", "call") or resolved not in decorators:
+                    if decorator.kind not in (ValueKind.REF, ValueKind.CALL) or resolved not in decorators:
                         continue
                     qualified = f"{module.module}.{cls.qualname}"
                     methods = tuple(
@@ -220,11 +225,11 @@ class Catalog:
         """What a registering function stores: the function it was handed (``TOOLS[name] = fn``), a wrapper of
         it (``TOOLS[name] = _coerced(name, fn)``), or a nested ``def``; ``""`` for the last, None otherwise."""
         value = fill.value
-        if value.kind == "param":
+        if value.kind == ValueKind.PARAM:
             return value.target
-        if value.kind == "def":
+        if value.kind == ValueKind.DEF:
             return ""
-        found = self.graph.function(f"{module.module}.{fill.function}") if value.kind == "call" else None
+        found = self.graph.function(f"{module.module}.{fill.function}") if value.kind == ValueKind.CALL else None
         if found is None:
             return None
         passed = [name for name in value.call_args if name in found[1].params and name != fill.key_param]
@@ -232,9 +237,9 @@ class Catalog:
 
     def _registered_wrapped(self, fill: TableFill, registrar_module: ModuleFacts, executor: str) -> bool:
         """A registrar that stores a gate-calling wrapper (or an executor that gates itself) guards the entry."""
-        if fill.value.kind == "def" and self.gates.calls_gate(f"{registrar_module.module}.{fill.value.target}"):
+        if fill.value.kind == ValueKind.DEF and self.gates.calls_gate(f"{registrar_module.module}.{fill.value.target}"):
             return True
-        if fill.value.kind == "call":
+        if fill.value.kind == ValueKind.CALL:
             wrapper = self.graph.resolve(registrar_module, fill.value.target, fill.function)
             if wrapper and (
                 wrapper.startswith(RUNTIME_PACKAGE) or (self.graph.function(wrapper) and self.gates.calls_gate(wrapper))
@@ -256,10 +261,10 @@ class Catalog:
         class_name = class_name or (self.graph.class_of(module, context) if context else "")
         executors: Tuple[str, ...] = ()
         wrapped = False
-        if value.kind in ("ref", "def"):
+        if value.kind in (ValueKind.REF, ValueKind.DEF):
             target = (
                 f"{module.module}.{value.target}"
-                if value.kind == "def"
+                if value.kind == ValueKind.DEF
                 else self.graph.resolve(module, value.target, context, class_name)
             )
             if target and self.graph.function(target):
@@ -269,14 +274,14 @@ class Catalog:
                 return LinkedEntry(key, module, span, (), False, is_class=True)
             elif target and self.graph.symbols.alias(target) is not None:
                 alias, alias_module = self.graph.symbols.alias(target)  # type: ignore[misc]
-                if alias.target.kind == "call":  # search_tool = StructuredTool.from_function(...)
+                if alias.target.kind == ValueKind.CALL:  # search_tool = StructuredTool.from_function(...)
                     made_by = self.graph.resolve(alias_module, alias.target.target, alias.function)
                     wrapped = bool(made_by and self.gates.makes_framework_tool(made_by))
-        elif value.kind == "lambda":
+        elif value.kind == ValueKind.LAMBDA:
             target = self.graph.resolve(module, value.target, context, class_name) if value.target else None
             executors = (target,) if target and self.graph.function(target) else ()
             wrapped = any(self.gates.is_gate_callee(module, callee, context) for callee in value.call_args)
-        elif value.kind == "call":
+        elif value.kind == ValueKind.CALL:
             callee = self.graph.resolve(module, value.target, context, class_name)
             if callee and self.gates.makes_framework_tool(callee):
                 wrapped = True
@@ -369,12 +374,12 @@ class Catalog:
         if found_alias is None or depth > 2:
             return []
         alias, module = found_alias
-        if alias.target.kind == "call":  # REGISTRY = ToolRegistry(): what the registry's lookups return
+        if alias.target.kind == ValueKind.CALL:  # REGISTRY = ToolRegistry(): what the registry's lookups return
             made = self.graph.resolve(
                 module, alias.target.target, alias.function, self.graph.class_of(module, alias.function)
             )
             return self._instance_tables(made) if made and self.graph.symbols.kind(made) == "class" else []
-        if alias.target.kind != "param" or not alias.function:
+        if alias.target.kind != ValueKind.PARAM or not alias.function:
             return []
         function = f"{module.module}.{alias.function}"
         found = self.graph.function(function)

@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import Dict, List, Set, Tuple
 
 from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis.facts import (
-    FunctionDef,
-    ModuleFacts,
-)
+from dispatchlint.analysis.facts import FunctionDef, ModuleFacts, ValueKind
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.model import (
     DEFAULT_GATE,
@@ -120,7 +117,7 @@ class Gates:
             return False
         module, definition = found
         for decorator in definition.decorators:
-            if decorator.kind in ("ref", "call"):
+            if decorator.kind in (ValueKind.REF, ValueKind.CALL):
                 resolved = self.graph.resolve(module, decorator.target, parent_of(definition.qualname))
                 if not resolved:
                     continue

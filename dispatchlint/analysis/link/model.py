@@ -24,6 +24,7 @@ from dispatchlint.analysis.facts import (
     Raw,
     Span,
     TableDef,
+    ValueKind,
 )
 
 #: One step of a finding's trace.
@@ -327,7 +328,7 @@ def stored_attributes(module: ModuleFacts, definition: FunctionDef, parameter: s
         for alias in module.aliases
         if alias.function == definition.qualname
         and alias.scope == "instance"
-        and alias.target.kind == "param"
+        and alias.target.kind == ValueKind.PARAM
         and alias.target.target == parameter
     ]
 
