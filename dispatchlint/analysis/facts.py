@@ -173,6 +173,23 @@ class Alias:
 # Sites.
 
 
+class SiteKind(str, Enum):
+    """How a tool runs at a site. ``via`` (on dispatches and sites) names the runner, method or attribute."""
+
+    #: The looked-up callable is called (``T[k](...)``, ``T.get(k)`` then a call).
+    CALL = "call"
+    #: It is handed to a runner that calls it (``pool.submit``, ``asyncio.to_thread``, ``functools.partial``).
+    RUNNER = "runner"
+    #: A method of a looked-up tool object is called (``tool.call(ctx, **args)``).
+    METHOD = "method"
+    #: An attribute reaches past a tool object's own validation (``tool._run(...)``, ``tool.func(...)``).
+    BYPASS = "bypass"
+    #: An arm of an if/elif chain on the tool name (linked sites only).
+    CHAIN = "chain"
+    #: A registered executor called by name with the wire-parsed arguments (linked sites only).
+    DIRECT = "direct"
+
+
 @dataclass(frozen=True)
 class Dispatch:
     """A call of a callable taken from a table-like expression.
@@ -187,7 +204,7 @@ class Dispatch:
     key: str
     key_is_name: bool
     args: Tuple[Flow, ...]
-    kind: str
+    kind: SiteKind
     span: Span
     #: The callable is this parameter of ``function``; its callers say where they looked it up.
     through_param: str = ""
@@ -195,6 +212,8 @@ class Dispatch:
     constructed: str = ""
     #: The class the looked-up object is declared as (``tool_map: dict[str, SamplingTool]``).
     object_type: str = ""
+    #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
+    via: str = ""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from dispatchlint.analysis.facts import (
     ParseError,
     Raw,
     SchemaDef,
+    SiteKind,
     Span,
     TableDef,
     TableFill,
@@ -818,9 +819,9 @@ class _ModuleIndexer:
     def _dispatch(self, call: cst.Call, scope: _Scope, function: str) -> None:
         source = self._callable_source(call.func, scope)
         args: Sequence[cst.Arg] = call.args
-        kind = "call"
+        kind, via = SiteKind.CALL, ""
         if source is None:
-            source, kind = self._bypass_source(call.func, scope)
+            source, kind, via = self._bypass_source(call.func, scope)
         if source is None:
             callee = syn.dotted_name(call.func) or ""
             last = callee.split(".")[-1]
@@ -828,7 +829,7 @@ class _ModuleIndexer:
             if position is None or len(call.args) <= position:
                 return
             source = self._callable_source(call.args[position].value, scope, resolver_calls=False)
-            args, kind = call.args[position + 1 :], last
+            args, kind, via = call.args[position + 1 :], SiteKind.RUNNER, last
         if source is None:
             return
         flows = tuple(self._flow(arg.value, scope) for arg in args)
@@ -845,10 +846,11 @@ class _ModuleIndexer:
                 source.param,
                 source.constructed,
                 source.declared,
+                via,
             )
         )
 
-    def _bypass_source(self, func: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[_Callable], str]:
+    def _bypass_source(self, func: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[_Callable], SiteKind, str]:
         """``T[name].func(...)``, ``tool._run(...)``: a call that reaches past a looked-up tool object."""
         reached: List[str] = []
         while isinstance(func, cst.Attribute):
@@ -857,13 +859,13 @@ class _ModuleIndexer:
         if not reached or reached[0] not in BYPASS_ATTRIBUTES:
             # ``tool.func.async_call(...)`` calls a method of the wrapped object, not the bare function
             if len(reached) != 1:
-                return None, "call"
+                return None, SiteKind.CALL, ""
             # ``tool = TOOLS.get(name); tool.call(ctx, **args)``: a method of a tool object looked up by name
-            return self._callable_source(func, scope, resolver_calls=False), f"method:{reached[0]}"
-        kind = f"bypass:{reached[0]}"
+            return self._callable_source(func, scope, resolver_calls=False), SiteKind.METHOD, reached[0]
+        kind, via = SiteKind.BYPASS, reached[0]
         if isinstance(func, cst.Call) and not func.args and syn.dotted_name(func.func) is not None:
             # ``SearchTool()._run(**call["args"])``: a tool object built right here
-            return _Callable("", "", "", False, constructed=syn.dotted_name(func.func) or ""), kind
+            return _Callable("", "", "", False, constructed=syn.dotted_name(func.func) or ""), kind, via
         source = self._callable_source(func, scope, resolver_calls=False)
         if source is None and isinstance(func, cst.Name):
             # a tool object handed in by the caller (its callers say where they looked it up), or captured from
@@ -871,10 +873,10 @@ class _ModuleIndexer:
             declared = scope.types.get(func.value, "")
             flow = scope.env.get(func.value)
             if isinstance(flow, Param) and flow.function == scope.qualname and flow.name == func.value:
-                return _Callable("", "", "", False, func.value, constructed=declared), kind
+                return _Callable("", "", "", False, func.value, constructed=declared), kind, via
             if declared:
-                return _Callable("", "", "", False, constructed=declared), kind
-        return source, kind
+                return _Callable("", "", "", False, constructed=declared), kind, via
+        return source, kind, via
 
     def _callable_source(
         self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True

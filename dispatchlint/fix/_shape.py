@@ -172,7 +172,7 @@ def _dispatch_shape(
     if module is None or dispatch is None or call is None:
         return None
     # A runner (``pool.submit(T[k], agent, args)``) passes the arguments after the callable it is given.
-    offset = 1 if dispatch.kind in _RUNNERS_FIRST else 2 if dispatch.kind in _RUNNERS_SECOND else 0
+    offset = 1 if dispatch.via in _RUNNERS_FIRST else 2 if dispatch.via in _RUNNERS_SECOND else 0
     args: Sequence[cst.Arg] = call.args[offset:]
     raw = [
         i for i, flow in enumerate(dispatch.args) if project.taint.evaluate(flow, module, function) in (RAW, RAW_WEAK)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
+from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import GATED, Project, Site, display_function
 from dispatchlint.fix import site_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
@@ -209,7 +210,7 @@ class UnguardedDispatch(Rule):
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         if site.reaches_past:
-            attribute = site.kind.split(":", 1)[1]
+            attribute = site.via
             if site.constructed:
                 return (
                     f"`.{attribute}` reaches past the validation of the tool `{site.constructed}` built {where}: the "
@@ -224,7 +225,7 @@ class UnguardedDispatch(Rule):
                 f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
             )
-        if site.kind == "direct":
+        if site.kind is SiteKind.DIRECT:
             return (
                 f"the executor of tool `{site.key}` is called directly {where} with the model's raw arguments, "
                 f"outside the path that repairs them with {gate}: call it through the gated entry, or coerce first"

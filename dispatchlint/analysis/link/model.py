@@ -22,6 +22,7 @@ from dispatchlint.analysis.facts import (
     NameChain,
     Param,
     Raw,
+    SiteKind,
     Span,
     TableDef,
     ValueKind,
@@ -153,7 +154,7 @@ class Site:
     module: ModuleFacts
     function: str
     span: Span
-    kind: str
+    kind: SiteKind
     key: str
     tool_like: bool
     verdict: Verdict
@@ -175,16 +176,18 @@ class Site:
     #: The method called runs a callable the object holds with its arguments, unvalidated: a sink of its own,
     #: whether or not the project gates that method elsewhere.
     sink_method: bool = False
+    #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
+    via: str = ""
 
     @property
     def method(self) -> str:
         """The method of a looked-up tool object that the site calls (``tool.call(ctx, **args)``), if any."""
-        return self.kind.split(":", 1)[1] if self.kind.startswith("method:") else ""
+        return self.via if self.kind is SiteKind.METHOD else ""
 
     @property
     def reaches_past(self) -> bool:
         """The call reaches past a tool object's own validation (``tool.func(...)``, ``tool._run(...)``)."""
-        return self.kind.startswith("bypass:")
+        return self.kind is SiteKind.BYPASS
 
     @property
     def unguarded(self) -> bool:

@@ -16,6 +16,7 @@ from dispatchlint.analysis.facts import (
     ModuleFacts,
     NameChain,
     Param,
+    SiteKind,
     Span,
 )
 from dispatchlint.analysis.link.callgraph import CallGraph
@@ -63,8 +64,8 @@ class Dispatches:
         schema_names = set(self.catalog.schemas)
         for module in self.graph.modules:
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
-                reaches_past = dispatch.kind.startswith("bypass:")
-                method = dispatch.kind.startswith("method:")
+                reaches_past = dispatch.kind is SiteKind.BYPASS
+                method = dispatch.kind is SiteKind.METHOD
                 tables: List[Optional[LinkedTable]] = list(self.catalog.dispatched_tables(module, dispatch))
                 if dispatch.constructed:
                     built = self.graph.resolve(module, dispatch.constructed, dispatch.function)
@@ -98,17 +99,16 @@ class Dispatches:
                         continue
                     if self.catalog.holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
-                    # calling a tool object itself runs its __call__
-                    kind = "method:__call__" if table.holds_objects and not (reaches_past or method) else dispatch.kind
+                    called = dispatch
+                    if table.holds_objects and not (reaches_past or method):  # calling a tool object: its __call__
+                        called = replace(dispatch, kind=SiteKind.METHOD, via="__call__")
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     guarded_table = table.wrapped and not reaches_past
                     verdict = (
                         GATED if guarded_table else self.taint.site_verdict(module, dispatch.function, dispatch.args)
                     )
                     bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
-                    sites.append(
-                        self._site(module, dispatch, tool_like, verdict, kind=kind, table=table, bypasses=bypasses)
-                    )
+                    sites.append(self._site(module, called, tool_like, verdict, table=table, bypasses=bypasses))
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
         sites.extend(self._direct_sites(sites))
@@ -134,7 +134,7 @@ class Dispatches:
         declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
         if declared is None or self.graph.symbols.kind(declared) != "class" or self.gates.is_tool_type(declared):
             return None
-        method = self.graph.symbols.member(declared, dispatch.kind.split(":", 1)[1])
+        method = self.graph.symbols.member(declared, dispatch.via)
         located = self.graph.function(method) if method else None
         if located is None or method is None or not self._runs_stored_callable(method, located[1]):
             return None
@@ -148,7 +148,6 @@ class Dispatches:
         tool_like: bool,
         verdict: Verdict,
         *,
-        kind: str = "",
         key: str = "",
         table: Optional[LinkedTable] = None,
         bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = (),
@@ -160,7 +159,7 @@ class Dispatches:
             module,
             dispatch.function,
             dispatch.span,
-            kind or dispatch.kind,
+            dispatch.kind,
             key or dispatch.key,
             tool_like,
             verdict,
@@ -169,6 +168,7 @@ class Dispatches:
             constructed=constructed,
             flows=tuple((dispatch.function, flow) for flow in dispatch.args),
             sink_method=sink_method,
+            via=dispatch.via,
         )
 
     def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:
@@ -226,7 +226,7 @@ class Dispatches:
                         module,
                         call.function,
                         call.span,
-                        "direct",
+                        SiteKind.DIRECT,
                         names,
                         True,
                         verdict,
@@ -336,7 +336,7 @@ class Dispatches:
                     module,
                     chain.function,
                     arm.span,
-                    "chain",
+                    SiteKind.CHAIN,
                     chain.variable,
                     True,
                     verdict,
