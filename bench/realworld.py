@@ -137,6 +137,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           "unjudged | time (s) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     missing = []
+    crashed: List[str] = []
     for entry in manifest["repositories"]:
         slug = entry["repo"].replace("/", "__")
         if options.only and not any(part in slug for part in options.only):
@@ -149,7 +150,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             missing.append(slug)
             continue
         labels = load_labels(truth)
-        findings, seconds = run(checkout, options.cache)
+        try:
+            findings, seconds = run(checkout, options.cache)
+        except Exception as error:  # noqa: BLE001 - a crash scores as no findings, and is said
+            print(f"| {entry['repo']} | crashed: {type(error).__name__} | | | | | | |")
+            crashed.append(slug)
+            findings, seconds = [], 0.0
         scores = {}
         for select_all in (False, True):
             shown = [finding for finding in findings if select_all or finding.code not in OPT_IN]
@@ -180,6 +186,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             f"{len(total.unjudged)} unjudged"
         )
     print(f"analysis time: {totals[True].seconds:.1f} s")
+    if crashed:
+        print(f"crashed (scored as no findings): {', '.join(crashed)}")
     if missing:
         print(f"not found under {options.repos}: {', '.join(missing)}", file=sys.stderr)
     return 0
