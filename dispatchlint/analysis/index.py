@@ -164,7 +164,7 @@ class _ModuleIndexer:
         #: Qualified names already given to a function of this module: a redefinition (``def _execute`` in
         #: each arm of a chain) is a function of its own, named ``_execute@LINE``.
         self.defined: Set[str] = set()
-        #: The qualified name given to each ``def`` and ``lambda`` node.
+        #: The qualified name given to each function, keyed by its ``def``'s name node or its ``lambda`` node.
         self.function_names: Dict[cst.CSTNode, str] = {}
         #: Chain arms whose closures get their names once the arm's body has been walked:
         #: ``(chain index, arm index, the closure nodes)``.
@@ -474,7 +474,6 @@ class _ModuleIndexer:
                 renames_keys=node in self.renaming,
             )
         )
-        self.function_names[node] = qualname
 
     @staticmethod
     def _bind_params(inner: _Scope, params: cst.Parameters, outer: _Scope) -> None:
