@@ -246,6 +246,11 @@ class Call:
     #: or a nested ``def`` (``run_middleware(name, args, lambda a: fn(agent, a, ctx))``, ``execute=_execute``).
     functions: Tuple[Tuple[str, str], ...] = ()
 
+    @property
+    def flows(self) -> Tuple[Flow, ...]:
+        """Every argument's flow: positional, keyword, then starred."""
+        return self.positional + tuple(flow for _, flow in self.keywords) + self.star
+
 
 @dataclass(frozen=True)
 class ChainArm:

@@ -440,16 +440,9 @@ class _ModuleIndexer:
         validates = node in self.validating
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
-        inner = _Scope("function", qualname, class_name)
-        if scope.kind == "function":  # a closure sees what its enclosing function held when it was defined
-            inner.env, inner.callables, inner.pieces = scope.child_state()
-            inner.nested = dict(scope.nested)
-            inner.types = dict(scope.types)
-            inner.value_types = dict(scope.value_types)
+        inner = self._function_scope(qualname, class_name, scope, node.params)
         for param, annotation in annotations:
             _declare(inner, param, annotation)
-        inner.params = params
-        self._bind_params(inner, node.params, scope)
         self._block(node.body.body, inner)
         if scope.kind == "function":
             scope.env[node.name.value] = UNKNOWN
@@ -476,15 +469,23 @@ class _ModuleIndexer:
         )
 
     @staticmethod
-    def _bind_params(inner: _Scope, params: cst.Parameters, outer: _Scope) -> None:
-        """Each parameter holds what its callers pass; one defaulting to a name of the enclosing function
-        (``async def run(tc=tc, tool=tool)``, ``lambda a, fn=fn: fn(a)``) holds what that name held, the idiom
-        that binds a loop's values to a closure."""
+    def _function_scope(qualname: str, class_name: str, outer: _Scope, params: cst.Parameters) -> _Scope:
+        """The scope of a ``def`` or a lambda. A closure sees what its enclosing function held when it was
+        defined; each parameter holds what its callers pass, and one defaulting to a name of the enclosing
+        function (``async def run(tc=tc, tool=tool)``, ``lambda a, fn=fn: fn(a)``) holds what that name held,
+        the idiom that binds a loop's values to a closure."""
+        inner = _Scope("function", qualname, class_name)
+        if outer.kind == "function":
+            inner.env, inner.callables, inner.pieces = outer.child_state()
+            inner.nested = dict(outer.nested)
+            inner.types = dict(outer.types)
+            inner.value_types = dict(outer.value_types)
+        inner.params = pat.param_names(params)
         for param in pat.all_params(params):
             name = param.name.value
             inner.env[name] = Param(inner.qualname, name)
-            inner.callables.pop(name, None)
-            inner.pieces.pop(name, None)
+            for shadowed in (inner.callables, inner.pieces, inner.types, inner.value_types):
+                shadowed.pop(name, None)
             default = param.default.value if isinstance(param.default, cst.Name) else None
             if default is None or outer.kind != "function":
                 continue
@@ -492,6 +493,7 @@ class _ModuleIndexer:
                 inner.callables[name] = outer.callables[default]
             if default in outer.env and not isinstance(outer.env[default], Unknown):
                 inner.env[name] = outer.env[default]
+        return inner
 
     def _lambda(self, node: cst.Lambda, scope: _Scope) -> str:
         """A lambda is a function of its own, named after its position: its parameters are what its caller
@@ -502,14 +504,7 @@ class _ModuleIndexer:
             return self.function_names[node]
         qualname = self._unique_qualname(f"{scope.qualname}.{name}" if scope.qualname else name, node)
         params = pat.param_names(node.params)
-        inner = _Scope("function", qualname, scope.class_name)
-        if scope.kind == "function":
-            inner.env, inner.callables, inner.pieces = scope.child_state()
-            inner.nested = dict(scope.nested)
-            inner.types = {name: kind for name, kind in scope.types.items() if name not in params}
-            inner.value_types = {name: kind for name, kind in scope.value_types.items() if name not in params}
-        inner.params = params
-        self._bind_params(inner, node.params, scope)
+        inner = self._function_scope(qualname, scope.class_name, scope, node.params)
         self._expression(node.body, inner)
         self._returned(node.body, inner, node.body)
         self.functions.append(

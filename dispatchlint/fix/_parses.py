@@ -91,7 +91,7 @@ def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Un
     found = project.graph.function(executor)
     if found is not None:
         for module, call in project.graph.callers(executor, found[1]):
-            flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+            flows = call.flows
             verdicts = {project.taint.evaluate(flow, module, call.function) for flow in flows}
             if GATED not in verdicts or verdicts & {RAW, RAW_WEAK}:
                 return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"

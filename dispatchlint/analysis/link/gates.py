@@ -78,9 +78,7 @@ class Gates:
             return False
         behaves = (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments
         return behaves and any(
-            reads_as_model_arguments(flow)
-            for _, call in self.graph.callers(qualified, function)
-            for flow in list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+            reads_as_model_arguments(flow) for _, call in self.graph.callers(qualified, function) for flow in call.flows
         )
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
@@ -96,7 +94,7 @@ class Gates:
             for module, call in calls:
                 if not call.function or not self.is_gate_callee(module, call.callee, call.function):
                     continue
-                flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                flows = call.flows
                 if any(mentions_param(flow, call.function) for flow in flows):
                     entries.add(owner)
         return entries

@@ -208,6 +208,23 @@ class Invocation:
     call: Call
     context: Optional[Tuple[ModuleFacts, Call, FunctionDef]] = None
 
+    def handed_for(self, flow: Flow) -> bool:
+        """The flow is a parameter of the receiver that was handed the function: the handing call says what it
+        is, not the receiver's other callers."""
+        return (
+            self.context is not None
+            and isinstance(flow, Param)
+            and base_name(flow.function) == base_name(self.context[2].qualname)
+        )
+
+    def where_read(self, flow: Flow) -> Tuple[Optional[Flow], ModuleFacts, str]:
+        """Where a flow this invocation passes is read: at the handing call (see :meth:`handed_for`; None when
+        it passes nothing there), or else in the invoking function."""
+        if self.context is not None and isinstance(flow, Param) and self.handed_for(flow):
+            module, call, receiver = self.context
+            return bind(call, receiver, flow.name), module, call.function
+        return flow, self.module, self.call.function
+
 
 def combine(verdicts: Sequence[Verdict], every: bool) -> Verdict:
     """Join verdicts. ``every``: all paths must be gated (alternatives); else any gated value guards a call."""

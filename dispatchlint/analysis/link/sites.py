@@ -176,7 +176,7 @@ class Dispatches:
         for _, call in self.graph.calls_in(qualified):
             if not call.callee.startswith("self.") or call.callee.count(".") != 1:
                 continue
-            flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+            flows = call.flows
             if any(mentions_param(flow, definition.qualname) for flow in flows):
                 return True
         return False
@@ -214,7 +214,7 @@ class Dispatches:
                     continue
                 if any(within(call.span, body) for body in arm_bodies[module.path]):
                     continue
-                flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+                flows = call.flows
                 if not any(wire_parsed_here(flow) for flow in flows):
                     continue  # arguments that arrive as parameters are their callers' dispatch, not this one
                 verdict = self.taint.site_verdict(module, call.function, flows)
@@ -321,7 +321,7 @@ class Dispatches:
             calls = [(chain.function, arm.callees, arm.flows)]
             for closure in arm.closures:
                 for _, call in self.graph.calls_in(f"{module.module}.{closure}", nested=True):
-                    flows = tuple(call.positional) + tuple(flow for _, flow in call.keywords) + tuple(call.star)
+                    flows = call.flows
                     calls.append((call.function, (call.callee,), flows))
             guarded = any(
                 self.gates.is_gate_callee(module, callee, function)

@@ -33,7 +33,6 @@ from dispatchlint.analysis.link.model import (
     Site,
     Step,
     Verdict,
-    base_name,
     bind,
     combine,
     described,
@@ -119,14 +118,8 @@ class Taint:
     def _evaluate_passed(self, flow: Flow, invocation: Invocation, depth: int) -> Verdict:
         """What an invocation passes: a parameter of a receiver that was handed the function stands for what
         the handing call passed for it."""
-        if invocation.context is not None and isinstance(flow, Param):
-            handing_module, handing_call, receiver = invocation.context
-            if base_name(flow.function) == base_name(receiver.qualname):
-                rebound = bind(handing_call, receiver, flow.name)
-                if rebound is None:
-                    return UNKNOWN
-                return self.evaluate(rebound, handing_module, handing_call.function, depth)
-        return self.evaluate(flow, invocation.module, invocation.call.function, depth)
+        read, module, function = invocation.where_read(flow)
+        return UNKNOWN if read is None else self.evaluate(read, module, function, depth)
 
     def site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> Verdict:
         return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
@@ -144,7 +137,7 @@ class Taint:
 
     def call_trace(self, module: ModuleFacts, call: Call, sink: Step) -> Tuple[Step, ...]:
         """The trace of a call that hands raw arguments to a dispatching function (``site.bypasses``)."""
-        flows = list(call.positional) + [flow for _, flow in call.keywords] + list(call.star)
+        flows = call.flows
         for flow in flows:
             path = self._explain(flow, module, call.function, 0, set())
             if path:
@@ -191,22 +184,13 @@ class Taint:
                 invocation.call.span,
                 f"passed to {described(flow.function)} as `{flow.name}`",
             )
-            context = invocation.context
-            if (
-                context is not None
-                and isinstance(bound, Param)
-                and base_name(bound.function) == base_name(context[2].qualname)
-            ):
-                handing_module, handing_call, receiver = context
-                rebound = bind(handing_call, receiver, bound.name)
-                before = (
-                    self._explain(rebound, handing_module, handing_call.function, depth + 1, seen) if rebound else []
-                )
-                handed = Step(
-                    handing_module.path, handing_call.span, f"handed to `{display_function(receiver.qualname)}`"
-                )
-                return before + [handed, step]
-            return self._explain(bound, invocation.module, invocation.call.function, depth + 1, seen) + [step]
+            read, module, function = invocation.where_read(bound)
+            before = self._explain(read, module, function, depth + 1, seen) if read is not None else []
+            if invocation.context is not None and invocation.handed_for(bound):
+                handing_module, handing_call, receiver = invocation.context
+                handed = f"handed to `{display_function(receiver.qualname)}`"
+                return before + [Step(handing_module.path, handing_call.span, handed), step]
+            return before + [step]
         return []
 
     def _function_span(self, module: ModuleFacts, function: str) -> Span:
