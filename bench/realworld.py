@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dispatchlint.engine import analyse
+from dispatchlint.engine import RunOptions, analyse
 from dispatchlint.rules import Finding, all_rules
 
 HERE = Path(__file__).resolve().parent / "realworld"
@@ -114,7 +114,7 @@ def score(findings: Sequence[Finding], labels: Sequence[Label], select_all: bool
 def run(repo_dir: Path, use_cache: bool) -> Tuple[List[Finding], float]:
     """Every rule's findings (a rule's findings do not depend on which other rules run) and the wall time."""
     started = time.perf_counter()
-    result = analyse([repo_dir], select=("ALL",), cwd=repo_dir, use_cache=use_cache, jobs=2)
+    result = analyse([repo_dir], RunOptions(select=("ALL",), use_cache=use_cache, jobs=2), cwd=repo_dir)
     return list(result.findings), time.perf_counter() - started
 
 

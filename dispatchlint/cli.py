@@ -1,24 +1,35 @@
-"""The ``dispatchlint`` command. :func:`main` is the whole command and is directly testable."""
+"""The ``dispatchlint`` command. :func:`main` is the whole command and is directly testable.
+
+The options follow Ruff's names where Ruff has one, and come in groups (what to check, how to report, fixing,
+settings, information): the help lists them under those headings. Combinations that cannot mean anything are
+usage errors (exit 2), decided in one place (:func:`_refuse_conflicts`).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 
 from dispatchlint import __version__
 from dispatchlint.baseline import new_findings, read_baseline, write_baseline
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import RunResult, UsageError, analyse
+from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
 from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
 from dispatchlint.report import (
+    render_explanation,
+    render_files,
     render_github,
     render_graph,
     render_json,
+    render_rule_list,
     render_sarif,
+    render_settings,
     render_statistics,
     render_text,
 )
@@ -27,137 +38,368 @@ from dispatchlint.rules import SAFE, all_rules
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: Fix passes at most: each pass re-analyses what the previous one wrote.
 _FIX_PASSES = 4
+_FORMATS = ("text", "json", "sarif", "github")
+#: The formats each mode can print (a mode not listed prints every format).
+_MODE_FORMATS: Dict[str, Tuple[str, ...]] = {
+    "graph": ("text",),
+    "diff": ("text",),
+    "statistics": ("text", "json"),
+    "show_files": ("text", "json"),
+    "show_settings": ("text", "json"),
+    "list_rules": ("text", "json"),
+    "explain": ("text", "json"),
+}
+#: Options that cannot be given together: each prints something else, or one undoes the other.
+_CONFLICTS: Tuple[Tuple[str, str], ...] = (
+    ("graph", "fix"),
+    ("graph", "diff"),
+    ("graph", "statistics"),
+    ("graph", "baseline"),
+    ("statistics", "diff"),
+    ("show_files", "show_settings"),
+    *((show, other) for show in ("show_files", "show_settings") for other in ("graph", "fix", "diff", "statistics")),
+    ("stdin_filename", "fix"),
+    ("stdin_filename", "diff"),
+    ("quiet", "verbose"),
+)
 
 
-def _codes(values: Tuple[str, ...]) -> List[str]:
-    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+@dataclass(frozen=True)
+class _Options:
+    """The parsed command line, one field per option."""
+
+    paths: Tuple[Path, ...]
+    # what to check
+    select: Tuple[str, ...]
+    extend_select: Tuple[str, ...]
+    ignore: Tuple[str, ...]
+    extend_exclude: Tuple[str, ...]
+    stdin_filename: Optional[Path]
+    # how to report
+    output_format: str
+    output_file: Optional[Path]
+    color: str
+    quiet: bool
+    verbose: bool
+    statistics: bool
+    graph: bool
+    exit_zero: bool
+    baseline: Optional[Path]
+    # fixing
+    fix: bool
+    unsafe_fixes: bool
+    diff: bool
+    # settings and speed
+    config: Optional[Path]
+    no_cache: bool
+    jobs: int
+    # information
+    show_files: bool
+    show_settings: bool
+    list_rules: bool
+    explain: Optional[str]
+
+    @property
+    def machine(self) -> bool:
+        return self.output_format != "text"
+
+    def given(self, name: str) -> bool:
+        return bool(getattr(self, name))
 
 
-def _list_rules() -> str:
-    rules = all_rules()
-    lines = [f"{code}  {cls.name:<24} {'default' if cls.default else 'opt-in'}" for code, cls in rules.items()]
-    return "\n".join(lines) + "\n"
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
-def _explain(code: str) -> str:
-    rules = all_rules()
-    cls = rules.get(code.upper())
-    if cls is None:
-        raise UsageError(f"unknown rule code: {code!r} (see --list-rules)")
-    return f"# {cls.code} {cls.name}\n\n{cls.documentation()}\n"
+def _refuse_conflicts(options: _Options) -> None:
+    for first, second in _CONFLICTS:
+        if options.given(first) and options.given(second):
+            raise UsageError(f"{_flag(first)} cannot be combined with {_flag(second)}")
+    for mode, formats in _MODE_FORMATS.items():
+        if options.given(mode) and options.output_format not in formats:
+            allowed = " or ".join(formats)
+            raise UsageError(f"{_flag(mode)} prints {allowed}, not --output-format {options.output_format}")
+    if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
+        raise UsageError("--stdin-filename checks stdin: give no PATHS (or `-`)")
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def _use_color(choice: str, tty: bool) -> bool:
+    """``--color``; in ``auto``, ``FORCE_COLOR`` then ``NO_COLOR`` (either set and not empty) decide, then
+    whether the output is a terminal."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    return tty
+
+
+class _Report:
+    """Where the report goes: standard output, or ``--output-file`` (written once, at the end)."""
+
+    def __init__(self, path: Optional[Path]) -> None:
+        self.path = path
+        self.parts: List[str] = []
+
+    @property
+    def tty(self) -> bool:
+        return self.path is None and sys.stdout.isatty()
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def close(self, color: bool) -> None:
+        text = "".join(self.parts)
+        if self.path is None:
+            click.echo(text, nl=False, color=color)
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(click.unstyle(text) if not color else text, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"{self.path}: cannot write the report: {error.strerror or error}") from error
+
+
+_GROUPS = ("What to check", "How to report", "Fixing", "Settings", "Information")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _GroupedOption(click.Option):
+    def __init__(self, *args: Any, group: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+class _GroupedCommand(click.Command):
+    """Help that lists the options under their group's heading."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records: Dict[str, List[Tuple[str, str]]] = {group: [] for group in _GROUPS}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                records[getattr(param, "group", "Information")].append(record)
+        for group, rows in records.items():
+            if rows:
+                with formatter.section(group):
+                    formatter.write_dl(rows)
+
+
+def _option(group: str, *declarations: str, **attributes: Any) -> Callable[[_F], _F]:
+    return click.option(*declarations, cls=_GroupedOption, group=group, **attributes)
+
+
+_CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
+
+
+@click.command(cls=_GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
+@_option(_CHECK, "--select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable instead.")
+@_option(_CHECK, "--extend-select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable too.")
+@_option(_CHECK, "--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
+@_option(_CHECK, "--extend-exclude", multiple=True, metavar="PATTERN", help="More gitignore-style excludes.")
+@_option(
+    _CHECK,
+    "--stdin-filename",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Check the text on stdin as the contents of PATH, in the context of its project.",
+)
+@_option(
+    _REPORT,
+    "--output-format",
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(_FORMATS),
     default="text",
     show_default=True,
-    help="Output format.",
+    help="Output format (--format is an alias).",
 )
-@click.option("--select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable (comma-separated).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable (comma-separated).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--statistics", is_flag=True, help="Print a count of findings per rule instead of the findings.")
-@click.option(
-    "--fix",
-    is_flag=True,
-    help="Apply safe fixes, to all files or none (a read-only file is refused), then report what is left.",
+@_option(_REPORT, "-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@_option(
+    _REPORT,
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour text output (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).",
 )
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
-@click.option(
-    "--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 if there are any)."
-)
-@click.option(
+@_option(_REPORT, "-q", "--quiet", is_flag=True, help="Print the findings and errors only: no summary, no notes.")
+@_option(_REPORT, "-v", "--verbose", is_flag=True, help="Show each finding's trace, and each file's timing.")
+@_option(_REPORT, "--statistics", is_flag=True, help="Print a count of findings per rule instead of the findings.")
+@_option(_REPORT, "--graph", is_flag=True, help="Print the tool-call paths as a Mermaid flowchart.")
+@_option(_REPORT, "--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@_option(
+    _REPORT,
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Record today's findings in FILE if it does not exist; otherwise report only findings not in it.",
 )
-@click.option("--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
-@click.option(
-    "--jobs", type=click.IntRange(min=0), default=0, metavar="N", help="Worker processes for indexing (0: one per CPU)."
+@_option(
+    _FIXING,
+    "--fix",
+    is_flag=True,
+    help="Apply safe fixes, to all files or none (a read-only file is refused), then report what is left.",
 )
-@click.option("--graph", is_flag=True, help="Print the tool-call paths as a Mermaid diagram instead of findings.")
-@click.option(
-    "-v", "--verbose", is_flag=True, help="Text output: show each finding's trace (source, every hop, the sink)."
+@_option(_FIXING, "--unsafe-fixes", is_flag=True, help="With --fix or --diff, apply unsafe fixes too.")
+@_option(_FIXING, "--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any).")
+@_option(
+    _SETTINGS,
+    "--config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Read the settings from FILE instead of the root's pyproject.toml.",
 )
-@click.option("--list-rules", is_flag=True, help="List the rules and exit.")
-@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@_option(_SETTINGS, "--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
+@_option(
+    _SETTINGS,
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Worker processes for indexing (0: one per CPU).",
+)
+@_option(_INFO, "--show-files", is_flag=True, help="List the files the run analyses, and exit.")
+@_option(_INFO, "--show-settings", is_flag=True, help="Print the resolved settings, and exit.")
+@_option(_INFO, "--list-rules", is_flag=True, help="List the rules and exit.")
+@_option(_INFO, "--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.version_option(__version__, prog_name="dispatchlint")
-def command(
-    paths: Tuple[Path, ...],
-    output_format: str,
-    select: Tuple[str, ...],
-    ignore: Tuple[str, ...],
-    exit_zero: bool,
-    statistics: bool,
-    fix: bool,
-    unsafe_fixes: bool,
-    diff: bool,
-    baseline: Optional[Path],
-    no_cache: bool,
-    jobs: int,
-    graph: bool,
-    verbose: bool,
-    list_rules: bool,
-    explain: Optional[str],
-) -> int:
+def command(**values: Any) -> int:
     """Find agent tool calls that bypass the argument-coercion gate.
 
     The whole project around PATHS (default: the current folder) is analysed; findings are reported for the
     files under PATHS.
     """
-    if list_rules:
-        click.echo(_list_rules(), nl=False)
+    options = _Options(**values)
+    _refuse_conflicts(options)
+    report = _Report(options.output_file)
+    color = _use_color(options.color, report.tty)
+    code = _run(options, report)
+    report.close(color and not options.machine)
+    return code
+
+
+def _run(options: _Options, report: _Report) -> int:
+    if options.list_rules:
+        report.write(render_rule_list(options.machine))
         return EXIT_CLEAN
-    if explain:
-        click.echo(_explain(explain), nl=False)
+    if options.explain:
+        rule = options.explain.upper()
+        if rule not in all_rules():
+            raise UsageError(f"unknown rule code: {options.explain!r} (see --list-rules)")
+        report.write(render_explanation(rule, options.machine))
+        return EXIT_CLEAN
+    paths, run_options = _run_options(options)
+    if options.show_files or options.show_settings:
+        plan = plan_run(paths, run_options)
+        shown = render_files(plan, Path.cwd(), options.machine) if options.show_files else None
+        report.write(shown if shown is not None else render_settings(plan, options.machine))
         return EXIT_CLEAN
 
     def run() -> RunResult:
-        return analyse(list(paths), _codes(select), _codes(ignore), use_cache=not no_cache, jobs=jobs)
+        started = time.perf_counter()
+        result = analyse(paths, run_options)
+        if options.verbose:
+            _print_timings(result, time.perf_counter() - started)
+        return result
 
     result = run()
-    if graph:
-        click.echo(render_graph(result.project), nl=False)
+    _print_notes(result, options)
+    if options.graph:
+        report.write(render_graph(result.project))
         return EXIT_CLEAN
-    if diff:
-        return _diff(result, unsafe_fixes)
-    if fix:
+    if options.diff:
+        return _diff(result, options, report)
+    if options.fix:
         # A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing
         # redundant): apply until nothing changes, so that a second --fix has nothing left to do.
         hint = ""
         for _ in range(_FIX_PASSES):
-            changed, hint = _fix(result, unsafe_fixes)
+            changed, hint = _fix(result, options)
             if not changed:
                 break
             result = run()
-        click.echo(hint, err=True, nl=False)
+        _note(options, hint)
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     findings = result.findings
-    if baseline is not None:
+    if options.baseline is not None:
+        baseline = options.baseline
         if not baseline.exists():
             write_baseline(baseline, findings, Path.cwd())
-            click.echo(f"Recorded {len(findings)} finding(s) in {baseline}; later runs report only new ones.", err=True)
+            _note(options, f"Recorded {len(findings)} finding(s) in {baseline}; later runs report only new ones.\n")
             return EXIT_ERROR if result.errors else EXIT_CLEAN
         findings = new_findings(findings, read_baseline(baseline), Path.cwd())
-    if statistics:
-        click.echo(render_statistics(findings), nl=False)
-    elif output_format == "json":
-        click.echo(render_json(findings), nl=False)
-    elif output_format == "sarif":
-        click.echo(render_sarif(findings), nl=False)
-    elif output_format == "github":
-        click.echo(render_github(findings), nl=False)
-    else:
-        color = sys.stdout.isatty()
-        click.echo(render_text(findings, color, Path.cwd(), verbose), nl=False, color=color)
+    report.write(_render(findings, options, report, run_options))
     if result.errors:
         return EXIT_ERROR
-    return EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN
+    return EXIT_FINDINGS if findings and not options.exit_zero else EXIT_CLEAN
+
+
+def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
+    """The paths to check and what the command line adds to the project's settings (stdin read here)."""
+    paths = list(options.paths)
+    contents = {}
+    if options.stdin_filename is not None:
+        target = options.stdin_filename
+        contents[(Path.cwd() / target).resolve()] = click.get_binary_stream("stdin").read()
+        paths = [target]
+    run_options = RunOptions(
+        select=_codes(options.select),
+        extend_select=_codes(options.extend_select),
+        ignore=_codes(options.ignore),
+        extend_exclude=tuple(options.extend_exclude),
+        config_file=options.config,
+        contents=contents,
+        use_cache=not options.no_cache,
+        jobs=options.jobs,
+    )
+    return paths, run_options
+
+
+def _codes(values: Tuple[str, ...]) -> Tuple[str, ...]:
+    return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
+
+
+def _render(findings: Sequence[Any], options: _Options, report: _Report, run_options: RunOptions) -> str:
+    if options.statistics:
+        return render_statistics(findings, options.machine)
+    if options.output_format == "json":
+        return render_json(findings)
+    if options.output_format == "sarif":
+        return render_sarif(findings)
+    if options.output_format == "github":
+        return render_github(findings)
+    cwd = Path.cwd()
+    sources = {
+        Path(os.path.relpath(path, cwd)).as_posix(): data.decode("utf-8", errors="replace")
+        for path, data in run_options.contents.items()
+    }
+    color = _use_color(options.color, report.tty)
+    return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources)
+
+
+def _note(options: _Options, text: str) -> None:
+    """A message for the user on stderr, which ``--quiet`` leaves out."""
+    if text and not options.quiet:
+        click.echo(text, err=True, nl=False)
+
+
+def _print_notes(result: RunResult, options: _Options) -> None:
+    if result.reported_files == 0:
+        _note(options, "warning: No Python files found under the given path(s)\n")
+    for warning in result.warnings:
+        _note(options, f"warning: {warning}\n")
+
+
+def _print_timings(result: RunResult, total: float) -> None:
+    """``--verbose``: the time each file took to index (or that the cache served it), then each stage's."""
+    for name, seconds in result.file_times:
+        took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
+        click.echo(f"timing: {name}: {took}", err=True)
+    stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
+    click.echo(f"timing: {len(result.file_times)} files; {stages}; total {total * 1000:.1f} ms", err=True)
 
 
 def _fixes(result: RunResult, unsafe: bool) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
@@ -169,22 +411,22 @@ def _fixes(result: RunResult, unsafe: bool) -> Tuple[Dict[Path, Tuple[bytes, byt
     return outcome.changes, outcome.notes, hint
 
 
-def _diff(result: RunResult, unsafe: bool) -> int:
+def _diff(result: RunResult, options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, hint = _fixes(result, unsafe)
-    click.echo(render_diff(changes, Path.cwd()), nl=False)
-    click.echo(f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}", err=True, nl=False)
+    changes, _, hint = _fixes(result, options.unsafe_fixes)
+    report.write(render_diff(changes, Path.cwd()))
+    _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}")
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _fix(result: RunResult, unsafe: bool) -> Tuple[bool, str]:
+def _fix(result: RunResult, options: _Options) -> Tuple[bool, str]:
     """One ``--fix`` pass: rewrite the files (all or none) and tell the user which, pyupgrade style. Whether any
     changed, and the hint on fixes held back."""
-    changes, notes, hint = _fixes(result, unsafe)
+    changes, notes, hint = _fixes(result, options.unsafe_fixes)
     write_all(changes)
     for path in changes:
         shown = Path(os.path.relpath(path, Path.cwd())).as_posix()
-        click.echo(f"Rewriting {shown}: {'; '.join(notes[path])}", err=True)
+        _note(options, f"Rewriting {shown}: {'; '.join(notes[path])}\n")
     return bool(changes), hint
 
 

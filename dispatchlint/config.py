@@ -42,10 +42,13 @@ class Config:
     tables: Tuple[str, ...] = ()
     #: Where the fix finds tool schemas when the project has no gate: ``"module:NAME"``.
     schemas: str = ""
-    #: Gitignore-style patterns of files and folders not to analyse.
+    #: Gitignore-style patterns of files and folders not to analyse (``exclude``, then ``extend-exclude``), on
+    #: top of the built-in ones (``.git``, ``.venv``, ``build``...).
     exclude: Tuple[str, ...] = ()
     #: Rule codes (or prefixes) to enable instead of the defaults.
     select: Tuple[str, ...] = ()
+    #: Rule codes (or prefixes) to enable on top of ``select`` (or of the defaults).
+    extend_select: Tuple[str, ...] = ()
     #: Rule codes (or prefixes) to disable.
     ignore: Tuple[str, ...] = ()
     #: Gitignore-style pattern -> rule codes ignored in matching files.
@@ -62,24 +65,43 @@ class Config:
         return repr((self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types, self.test_paths))
 
 
-_LIST_KEYS = {"gates", "sanitizers", "tables", "exclude", "select", "ignore", "tool-types", "test-paths"}
+_LIST_KEYS = {
+    "gates",
+    "sanitizers",
+    "tables",
+    "exclude",
+    "extend-exclude",
+    "select",
+    "extend-select",
+    "ignore",
+    "tool-types",
+    "test-paths",
+}
 _KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores"}
 
 
-def load_config(pyproject: Optional[Path]) -> Config:
-    """Read ``[tool.dispatchlint]`` from ``pyproject`` (no file, or no table: defaults)."""
-    if pyproject is None or not pyproject.is_file():
+def load_config(path: Optional[Path]) -> Config:
+    """Read the settings from ``path``: a ``pyproject.toml`` (its ``[tool.dispatchlint]`` table; no table:
+    defaults) or, given with ``--config``, any TOML file holding either that table or the same keys at its top
+    level. No file: defaults."""
+    if path is None or not path.is_file():
         return Config()
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read: {error}") from error
+        raise ConfigError(f"{path}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{pyproject}: invalid TOML: {error}") from error
-    section = data.get("tool", {}).get("dispatchlint", {})
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    tool = data.get("tool", {})
+    if isinstance(tool, dict) and "dispatchlint" in tool:
+        section = tool["dispatchlint"]
+    elif path.name == "pyproject.toml":
+        section = {}
+    else:
+        section = data
     if not isinstance(section, dict):
-        raise ConfigError(f"{pyproject}: [tool.dispatchlint] must be a table")
-    return config_from_mapping(section, str(pyproject))
+        raise ConfigError(f"{path}: [tool.dispatchlint] must be a table")
+    return config_from_mapping(section, str(path))
 
 
 def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
@@ -89,6 +111,7 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
     values: Dict[str, Any] = {}
     for key in _LIST_KEYS & set(section):
         values[key.replace("-", "_")] = _string_list(section[key], f"{origin}: [tool.dispatchlint] {key}")
+    values["exclude"] = values.get("exclude", ()) + values.pop("extend_exclude", ())
     if "schemas" in section:
         schemas = section["schemas"]
         if not isinstance(schemas, str) or ":" not in schemas:

@@ -1,23 +1,69 @@
-"""The pipeline: discover files -> index each once -> link the project -> run rules -> filter findings."""
+"""The pipeline: plan (root, settings, files) -> index each file once -> link the project -> run rules ->
+filter findings (paths, test code, per-file ignores, suppression comments)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
+from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root, module_name
-from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.link import Project, link_project
 from dispatchlint.config import Config, ConfigError, load_config
 from dispatchlint.fix import bind
 from dispatchlint.rules import Finding, Rule, all_rules
+from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
+from dispatchlint.suppress import SuppressionIndex, covers
 
 
 class UsageError(Exception):
     """Bad command-line input (an unknown rule code, a missing path)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line adds to the project's own settings."""
+
+    #: Rule codes or prefixes replacing the configured ``select`` (and its ``extend-select``).
+    select: Tuple[str, ...] = ()
+    #: Rule codes or prefixes enabled on top of the selection.
+    extend_select: Tuple[str, ...] = ()
+    #: Rule codes or prefixes disabled, on top of the configured ``ignore``.
+    ignore: Tuple[str, ...] = ()
+    #: Exclude patterns added to the configured ones.
+    extend_exclude: Tuple[str, ...] = ()
+    #: A settings file used instead of the root's ``pyproject.toml``.
+    config_file: Optional[Path] = None
+    #: Text to check in place of a file's contents on disk (``--stdin-filename``), by absolute path.
+    contents: Mapping[Path, bytes] = field(default_factory=dict)
+    #: Keep each file's facts by content under the root.
+    use_cache: bool = True
+    #: Worker processes for indexing (0: one per CPU).
+    jobs: int = 0
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run will analyse, before anything is parsed: ``--show-files`` and ``--show-settings`` print it."""
+
+    root: Path
+    #: The file the settings come from (None: no file, every default).
+    config_source: Optional[Path]
+    config: Config
+    rules: Tuple[Rule, ...]
+    #: Every file of the project that is analysed, discovered or named on the command line.
+    files: Tuple[SourceFile, ...]
+    #: The paths whose findings are reported.
+    targets: Tuple[Path, ...]
+    #: The facts cache's folder, or None when the cache is off.
+    cache: Optional[Path]
+
+    def reported(self, source: SourceFile) -> bool:
+        return any(source.path == target or target in source.path.parents for target in self.targets)
 
 
 @dataclass(frozen=True)
@@ -28,55 +74,148 @@ class RunResult:
     findings: Tuple[Finding, ...]
     #: Problems that do not stop the run but make it fail (an unreadable file), one message each.
     errors: Tuple[str, ...]
+    #: Things the user should know that do not fail the run (a configured gate that names nothing).
+    warnings: Tuple[str, ...] = ()
+    #: Seconds spent indexing each file, by root-relative path (None: its facts came from the cache).
+    file_times: Tuple[Tuple[str, Optional[float]], ...] = ()
+    #: Seconds spent in each later stage (``link``, ``rules``).
+    stage_times: Tuple[Tuple[str, float], ...] = ()
+    #: How many files were analysed, and how many of them lie under the given paths.
+    files: int = 0
+    reported_files: int = 0
 
 
-def select_rules(select: Sequence[str], ignore: Sequence[str]) -> List[Rule]:
-    """The rules to run: ``select`` codes or prefixes (default: the default rules), minus ``ignore``."""
+def select_rules(select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()) -> List[Rule]:
+    """The rules to run: ``select`` codes or prefixes (default: the default rules) and ``extend_select``, minus
+    ``ignore``."""
     rules = all_rules()
-    for selector in list(select) + list(ignore):
-        if not any(code.startswith(selector.upper()) for code in rules) and selector.upper() != "ALL":
-            raise UsageError(f"unknown rule code or prefix: {selector!r} (see --list-rules)")
+    check_codes(list(select) + list(extend_select) + list(ignore), "rule code or prefix")
 
     def matches(code: str, selectors: Sequence[str]) -> bool:
-        return any(s.upper() == "ALL" or code.startswith(s.upper()) for s in selectors)
+        return any(s.upper() == "ALL" or covers(s, code) for s in selectors)
 
-    chosen = [cls for code, cls in rules.items() if (matches(code, select) if select else cls.default)]
+    chosen = [
+        cls
+        for code, cls in rules.items()
+        if (matches(code, select) if select else cls.default) or matches(code, extend_select)
+    ]
     return [cls() for cls in chosen if not matches(cls.code, ignore)]
 
 
-def analyse(
-    paths: Sequence[Path],
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    cwd: Optional[Path] = None,
-    use_cache: bool = True,
-    jobs: int = 0,
-) -> RunResult:
-    """Analyse the whole project around ``paths``; report findings only for files under ``paths``.
+def check_codes(selectors: Sequence[str], what: str) -> None:
+    """Raise a usage error for a code or prefix that covers no rule."""
+    for selector in selectors:
+        if selector.upper() != "ALL" and not any(covers(selector, code) for code in all_rules()):
+            raise UsageError(f"unknown {what}: {selector!r} (see --list-rules)")
 
-    ``use_cache`` keeps each file's facts by content under the root; ``jobs`` worker processes index the files
-    the cache does not hold (0: one per CPU).
-    """
+
+def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> RunPlan:
+    """Find the root, read the settings, choose the rules and discover the files."""
     cwd = cwd or Path.cwd()
-    targets = [(cwd / path).resolve() for path in (paths or [Path(".")])]
+    targets = tuple((cwd / path).resolve() for path in (paths or [Path(".")]))
     for target in targets:
-        if not target.exists():
+        if not target.exists() and target not in options.contents:
             raise UsageError(f"{target}: no such file or directory")
     root = find_root(targets)
-    config = load_config(root / "pyproject.toml")
-    rules = select_rules(list(select) or list(config.select), list(ignore) + list(config.ignore))
+    source = options.config_file.resolve() if options.config_file else root / "pyproject.toml"
+    config = load_config(source)
+    config = replace(config, exclude=config.exclude + options.extend_exclude)
+    for pattern, codes in config.per_file_ignores:
+        try:
+            check_codes(codes, f"rule code in per-file-ignores {pattern!r}")
+        except UsageError as error:
+            raise ConfigError(f"{source}: {error}") from error
+    chosen = select_rules(
+        list(options.select) or list(config.select),
+        list(config.ignore) + list(options.ignore),
+        list(options.extend_select) + ([] if options.select else list(config.extend_select)),
+    )
     files = discover(root, config.exclude)
-    explicit = [t for t in targets if t.is_file() and t.suffix == ".py" and not any(f.path == t for f in files)]
-    cache = FactsCache(root / CACHE_DIRECTORY) if use_cache else None
-    modules, errors = index_files(files + _explicit_files(root, explicit), cache, jobs or os.cpu_count() or 1)
-    project = link_project(modules, config)
-    bind(project, root)
-    findings: List[Finding] = []
-    for rule in rules:
-        findings.extend(rule.check(project))
-    kept = _filter(findings, modules, config, root, targets)
-    shown = tuple(sorted((_relative_to_cwd(f, root, cwd) for f in kept), key=Finding.sort_key))
-    return RunResult(root, config, project, shown, tuple(errors))
+    explicit = [
+        t
+        for t in targets
+        if (t in options.contents or (t.is_file() and t.suffix == ".py")) and not any(f.path == t for f in files)
+    ]
+    return RunPlan(
+        root,
+        source if source.is_file() else None,
+        config,
+        tuple(chosen),
+        tuple(files + _explicit_files(root, explicit)),
+        targets,
+        root / CACHE_DIRECTORY if options.use_cache else None,
+    )
+
+
+def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> RunResult:
+    """Analyse the whole project around ``paths``; report findings only for files under ``paths``."""
+    cwd = cwd or Path.cwd()
+    plan = plan_run(paths, options, cwd)
+    cache = FactsCache(plan.cache) if plan.cache is not None else None
+    file_times: Dict[str, Optional[float]] = {}
+    jobs = options.jobs or os.cpu_count() or 1
+    modules, errors = index_files(list(plan.files), cache, jobs, options.contents, file_times)
+    started = time.perf_counter()
+    project = link_project(modules, plan.config)
+    bind(project, plan.root)
+    linked = time.perf_counter()
+    suppressions = SuppressionIndex(modules, all_rules())
+    kept = _check(project, suppressions, plan)
+    checked = time.perf_counter()
+    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in kept), key=Finding.sort_key))
+    warnings = [
+        f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
+        f"unknown rule code {item.code!r} in a suppression comment (see --list-rules)"
+        for item in suppressions.unknown_codes()
+    ]
+    warnings += unresolved_settings(project)
+    reported = sum(1 for source in plan.files if plan.reported(source))
+    stages = (("link", linked - started), ("rules", checked - linked))
+    return RunResult(
+        plan.root,
+        plan.config,
+        project,
+        shown,
+        tuple(errors),
+        tuple(warnings),
+        tuple(sorted(file_times.items())),
+        stages,
+        len(plan.files),
+        reported,
+    )
+
+
+def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> List[Finding]:
+    """Run the rules and keep what is reported. When DL002 judges the suppressions, every rule runs, so that a
+    suppression kept for a rule not enabled in this run is not called idle; only the chosen rules are reported."""
+    chosen = {rule.code for rule in plan.rules}
+    judge = next((rule for rule in plan.rules if isinstance(rule, UnusedSuppression)), None)
+    running = [cls() for cls in all_rules().values()] if judge is not None else list(plan.rules)
+    per_file = [(PathMatcher([pattern]), codes) for pattern, codes in plan.config.per_file_ignores]
+
+    def ignored(finding: Finding) -> bool:
+        return any(matcher.matches(finding.path) and _code_in(finding.code, codes) for matcher, codes in per_file)
+
+    kept = []
+    for rule in running:
+        if isinstance(rule, UnusedSuppression):
+            continue
+        for finding in rule.check(project):
+            if not ignored(finding) and not suppressions.hides(finding) and finding.code in chosen:
+                kept.append(finding)
+    if judge is not None:
+        judged = judge.check_suppressions(suppressions.idle())
+        kept += [f for f in judged if not ignored(f) and not suppressions.hides(f, lines=False)]
+    tests = PathMatcher(plan.config.test_paths)
+    return [
+        finding
+        for finding in kept
+        if not tests.matches(finding.path) and _under(plan.root / finding.path, plan.targets)
+    ]
+
+
+def _under(path: Path, targets: Sequence[Path]) -> bool:
+    return any(path == target or target in path.parents for target in targets)
 
 
 def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
@@ -92,39 +231,21 @@ def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
     return found
 
 
-def _filter(
-    findings: Sequence[Finding], modules: Sequence[ModuleFacts], config: Config, root: Path, targets: Sequence[Path]
-) -> List[Finding]:
-    suppressed: Dict[str, Dict[int, Tuple[str, ...]]] = {m.path: dict(m.suppressions) for m in modules}
-    per_file = [(PathMatcher([pattern]), set(codes)) for pattern, codes in config.per_file_ignores]
-    tests = PathMatcher(config.test_paths)
-    kept = []
-    for finding in findings:
-        absolute = root / finding.path
-        if not any(absolute == target or target in absolute.parents for target in targets):
-            continue
-        if tests.matches(finding.path):
-            continue
-        codes = suppressed.get(finding.path, {}).get(finding.span.line)
-        if codes is not None and (not codes or finding.code in codes):
-            continue
-        if any(matcher.matches(finding.path) and _code_in(finding.code, ignored) for matcher, ignored in per_file):
-            continue
-        kept.append(finding)
-    return kept
+def _code_in(code: str, selectors: Sequence[str]) -> bool:
+    return any(covers(selector, code) or selector.upper() == "ALL" for selector in selectors)
 
 
-def _code_in(code: str, selectors: Set[str]) -> bool:
-    return any(code.startswith(selector.upper()) or selector.upper() == "ALL" for selector in selectors)
+def _shown(path: str, root: Path, cwd: Path) -> str:
+    return Path(os.path.relpath(root / path, cwd)).as_posix()
 
 
 def _relative_to_cwd(finding: Finding, root: Path, cwd: Path) -> Finding:
     def rel(path: str) -> str:
-        return Path(os.path.relpath(root / path, cwd)).as_posix()
+        return _shown(path, root, cwd)
 
     related = tuple(replace(item, path=rel(item.path)) for item in finding.related)
     trace = tuple(replace(item, path=rel(item.path)) for item in finding.trace)
     return replace(finding, path=rel(finding.path), related=related, trace=trace)
 
 
-__all__ = ["ConfigError", "RunResult", "UsageError", "analyse", "select_rules"]
+__all__ = ["ConfigError", "RunOptions", "RunPlan", "RunResult", "UsageError", "analyse", "plan_run", "select_rules"]

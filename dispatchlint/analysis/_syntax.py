@@ -312,17 +312,3 @@ def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(reversed(children(current)))
-
-
-_SUPPRESSION = re.compile(r"#\s*dispatchlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
-
-
-def suppressions(source: str) -> Tuple[Tuple[int, Tuple[str, ...]], ...]:
-    """``(line, codes)`` for every ``# dispatchlint: ignore[...]`` comment; no codes means all."""
-    found = []
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = _SUPPRESSION.search(line)
-        if match:
-            codes = match.group("codes") or ""
-            found.append((number, tuple(code.strip().upper() for code in codes.split(",") if code.strip())))
-    return tuple(found)

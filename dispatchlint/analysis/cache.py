@@ -14,9 +14,10 @@ import hashlib
 import os
 import pickle
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis.discover import SourceFile
@@ -84,24 +85,34 @@ class FactsCache:
         return self.folder / key[:2] / f"{key}.pickle"
 
 
-def _index_one(job: Tuple[str, str, bool, bytes]) -> Union[ModuleFacts, str]:
-    """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files)."""
+def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, str], float]:
+    """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
+    the seconds it took."""
+    started = time.perf_counter()
     try:
-        return index_source(*job)
+        facts: Union[ModuleFacts, str] = index_source(*job)
     except Exception as error:  # noqa: BLE001 - reported per file, with exit code 2
-        return f"{job[0]}: internal error while indexing ({type(error).__name__}: {error}); please report it"
+        facts = f"{job[0]}: internal error while indexing ({type(error).__name__}: {error}); please report it"
+    return facts, time.perf_counter() - started
 
 
 def index_files(
-    files: Sequence[SourceFile], cache: Optional[FactsCache], jobs: int
+    files: Sequence[SourceFile],
+    cache: Optional[FactsCache],
+    jobs: int,
+    contents: Optional[Mapping[Path, bytes]] = None,
+    timings: Optional[Dict[str, Optional[float]]] = None,
 ) -> Tuple[List[ModuleFacts], List[str]]:
-    """Facts for every readable file (in the given order) and a message for each unreadable one."""
+    """Facts for every readable file (in the given order) and a message for each unreadable one. ``contents``
+    stands in for the files it names (text read from stdin); ``timings`` receives the seconds each file took to
+    index (None: from the cache)."""
+    contents = contents or {}
     errors: List[str] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
     for source in files:
         try:
-            data = source.path.read_bytes()
+            data = contents[source.path] if source.path in contents else source.path.read_bytes()
         except OSError as error:
             errors.append(f"{source.relative}: cannot read: {error.strerror or error}")
             continue
@@ -109,6 +120,8 @@ def index_files(
         cached = cache.load(key) if cache is not None else None
         if cached is None:
             pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
+        elif timings is not None:
+            timings[source.relative] = None
         slots.append(cached)
     jobs_for_work = [job for _, _, job in pending]
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
@@ -116,7 +129,9 @@ def index_files(
             computed = list(pool.map(_index_one, jobs_for_work, chunksize=16))
     else:
         computed = [_index_one(job) for job in jobs_for_work]
-    for (slot, key, _), facts in zip(pending, computed):
+    for (slot, key, job), (facts, seconds) in zip(pending, computed):
+        if timings is not None:
+            timings[job[0]] = seconds
         if isinstance(facts, str):
             errors.append(facts)
             continue

@@ -339,6 +339,27 @@ class ClassDef:
     decorator_keys: Tuple[Optional[str], ...] = ()
 
 
+class SuppressionScope(str, Enum):
+    """What a suppression comment covers."""
+
+    LINE = "line"
+    FILE = "file"
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A suppression comment: ``# dispatchlint: ignore[DL101]``, ``# noqa: DL101`` (one line) or
+    ``# dispatchlint: ignore-file[DL101]`` (the whole file)."""
+
+    scope: SuppressionScope
+    #: The directive inside the comment; a line suppression covers the findings that start on its line.
+    span: Span
+    #: Rule codes or prefixes as written (upper-cased); empty: every rule.
+    codes: Tuple[str, ...]
+    #: A noqa comment, shared with other linters: one without codes is never judged unused.
+    noqa: bool = False
+
+
 @dataclass(frozen=True)
 class ParseError:
     message: str
@@ -365,7 +386,7 @@ class ModuleFacts:
     chains: Tuple[NameChain, ...] = ()
     json_parses: Tuple[JsonParse, ...] = ()
     schemas: Tuple[SchemaDef, ...] = ()
-    suppressions: Tuple[Tuple[int, Tuple[str, ...]], ...] = ()
+    suppressions: Tuple[Suppression, ...] = ()
 
     def import_map(self) -> Dict[str, str]:
         return dict(self.imports)

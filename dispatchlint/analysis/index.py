@@ -18,6 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
+from dispatchlint.analysis._suppressions import find_suppressions
 from dispatchlint.analysis.facts import (
     UNKNOWN,
     WEAK_JSON,
@@ -41,6 +42,7 @@ from dispatchlint.analysis.facts import (
     SchemaDef,
     SiteKind,
     Span,
+    Suppression,
     TableDef,
     TableFill,
     Unknown,
@@ -116,7 +118,7 @@ def index_source(path: str, module: str, is_package: bool, source: bytes) -> Mod
     positions = wrapper.resolve(PositionProvider)
     indexer = _ModuleIndexer(path, module, is_package, tree, positions)
     indexer.run()
-    return indexer.facts(syn.suppressions(source.decode(tree.encoding, errors="replace")))
+    return indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
 
 
 def _parse_error(source: bytes, path: str, error: cst.ParserSyntaxError) -> ParseError:
@@ -176,7 +178,7 @@ class _ModuleIndexer:
         code_range = self.positions[node]
         return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
 
-    def facts(self, suppressions: Tuple[Tuple[int, Tuple[str, ...]], ...]) -> ModuleFacts:
+    def facts(self, suppressions: Tuple[Suppression, ...]) -> ModuleFacts:
         return ModuleFacts(
             path=self.path,
             module=self.module,

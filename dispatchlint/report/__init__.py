@@ -4,6 +4,24 @@ from dispatchlint.report.github import render_github
 from dispatchlint.report.graph import render_graph
 from dispatchlint.report.json_format import render_json
 from dispatchlint.report.sarif import render_sarif
-from dispatchlint.report.text import render_statistics, render_text
+from dispatchlint.report.info import (
+    render_explanation,
+    render_files,
+    render_rule_list,
+    render_settings,
+    render_statistics,
+)
+from dispatchlint.report.text import render_text
 
-__all__ = ["render_github", "render_graph", "render_json", "render_sarif", "render_statistics", "render_text"]
+__all__ = [
+    "render_explanation",
+    "render_files",
+    "render_github",
+    "render_graph",
+    "render_json",
+    "render_rule_list",
+    "render_sarif",
+    "render_settings",
+    "render_statistics",
+    "render_text",
+]

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import click
 
-from dispatchlint.rules import Finding, all_rules
+from dispatchlint.rules import Finding
 
 
-def render_text(findings: Sequence[Finding], color: bool, cwd: Path, verbose: bool = False) -> str:
-    """``verbose`` adds each finding's trace: where the model's arguments come from, every hop, the sink."""
-    cache: Dict[str, List[str]] = {}
+def render_text(
+    findings: Sequence[Finding],
+    color: bool,
+    cwd: Path,
+    verbose: bool = False,
+    summary: bool = True,
+    sources: Optional[Mapping[str, str]] = None,
+) -> str:
+    """``verbose`` adds each finding's trace: where the model's arguments come from, every hop, the sink;
+    ``summary`` the closing count; ``sources`` holds the text of files not read from disk (stdin), by path."""
+    cache: Dict[str, List[str]] = {str(cwd / path): text.splitlines() for path, text in (sources or {}).items()}
     out: List[str] = []
     for finding in findings:
         span = finding.span
@@ -32,8 +39,9 @@ def render_text(findings: Sequence[Finding], color: bool, cwd: Path, verbose: bo
                 out.append(f"    {number}. {step.path}:{step.span.line}:{step.span.column}: {step.message}")
             out.append("")
     count = len(findings)
-    out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
-    return "\n".join(out) + "\n"
+    if summary:
+        out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
+    return "".join(line + "\n" for line in out)
 
 
 def _lines(cache: Dict[str, List[str]], path: Path) -> List[str]:
@@ -57,9 +65,3 @@ def _snippet(finding: Finding, lines: List[str], color: bool) -> List[str]:
     marker = click.style(carets, fg="red") if color else carets
     gutter = " " * width + " |"
     return [gutter, f"{span.line} | {text}", f"{gutter} {' ' * (span.column - 1)}{marker}", ""]
-
-
-def render_statistics(findings: Sequence[Finding]) -> str:
-    counts = Counter(finding.code for finding in findings)
-    rules = all_rules()
-    return "".join(f"{counts[code]:>5}  {code}  {rules[code].name}\n" for code in sorted(counts))

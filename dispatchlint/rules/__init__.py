@@ -2,6 +2,7 @@
 
 from dispatchlint.rules import (  # noqa: F401  (imported for registration)
     dl001_parse_error,
+    dl002_unused_suppression,
     dl101_unguarded_dispatch,
     dl102_ungated_tools,
     dl201_handrolled_json_parse,

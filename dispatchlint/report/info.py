@@ -1,0 +1,109 @@
+"""What the informational options print, as text or JSON: ``--list-rules``, ``--explain``, ``--show-files``,
+``--show-settings``, and ``--statistics``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Sequence
+
+from dispatchlint.rules import Finding, all_rules
+
+if TYPE_CHECKING:  # the engine imports the report package's neighbours; only its types are needed here
+    from dispatchlint.engine import RunPlan
+
+_VERSION = 1
+
+
+def _json(payload: Dict[str, Any]) -> str:
+    return json.dumps({"version": _VERSION, **payload}, indent=2) + "\n"
+
+
+def _summary(code: str) -> str:
+    """A rule's first sentence of "What it does", on one line."""
+    documentation = all_rules()[code].documentation()
+    what = documentation.split("## Why is this bad?")[0].replace("## What it does", "")
+    return " ".join(what.split())
+
+
+def render_rule_list(machine: bool) -> str:
+    rules = all_rules()
+    if machine:
+        listed = [
+            {"code": code, "name": cls.name, "default": cls.default, "summary": _summary(code)}
+            for code, cls in rules.items()
+        ]
+        return _json({"rules": listed})
+    lines = [f"{code}  {cls.name:<24} {'default' if cls.default else 'opt-in'}" for code, cls in rules.items()]
+    return "\n".join(lines) + "\n"
+
+
+def render_explanation(code: str, machine: bool) -> str:
+    """``code`` must be a rule's code."""
+    cls = all_rules()[code]
+    if machine:
+        return _json({"code": cls.code, "name": cls.name, "default": cls.default, "documentation": cls.documentation()})
+    return f"# {cls.code} {cls.name}\n\n{cls.documentation()}\n"
+
+
+def render_statistics(findings: Sequence[Finding], machine: bool) -> str:
+    counts = Counter(finding.code for finding in findings)
+    rules = all_rules()
+    if machine:
+        listed = [{"code": code, "name": rules[code].name, "count": counts[code]} for code in sorted(counts)]
+        return _json({"statistics": listed})
+    return "".join(f"{counts[code]:>5}  {code}  {rules[code].name}\n" for code in sorted(counts))
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    return Path(os.path.relpath(path, cwd)).as_posix()
+
+
+def render_files(plan: "RunPlan", cwd: Path, machine: bool) -> str:
+    """Every file the run analyses; those outside the given paths are analysed (for linking) but not reported."""
+    files = sorted(plan.files, key=lambda source: _shown(source.path, cwd))
+    if machine:
+        listed = [{"path": _shown(s.path, cwd), "module": s.module, "reported": plan.reported(s)} for s in files]
+        return _json({"files": listed})
+    return "".join(
+        _shown(source.path, cwd) + ("" if plan.reported(source) else "  (analysed, not reported)") + "\n"
+        for source in files
+    )
+
+
+def settings_of(plan: "RunPlan") -> Dict[str, Any]:
+    """The resolved settings: where they come from, then every configuration key with its value."""
+    config = plan.config
+    settings: Dict[str, Any] = {
+        "root": str(plan.root),
+        "config": str(plan.config_source) if plan.config_source else None,
+        "cache": str(plan.cache) if plan.cache else None,
+        "rules": [rule.code for rule in plan.rules],
+    }
+    for item in dataclasses.fields(config):
+        value = getattr(config, item.name)
+        if item.name == "per_file_ignores":
+            value = {pattern: list(codes) for pattern, codes in value}
+        elif isinstance(value, tuple):
+            value = list(value)
+        settings[item.name.replace("_", "-")] = value
+    return settings
+
+
+def render_settings(plan: "RunPlan", machine: bool) -> str:
+    settings = settings_of(plan)
+    if machine:
+        return _json({"settings": settings})
+    lines = []
+    for key, value in settings.items():
+        if value is None:
+            lines.append(f"# {key}: none")
+        elif isinstance(value, dict):
+            table = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items())
+            lines.append(f"{key} = {{ {table} }}" if table else f"{key} = {{}}")
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"

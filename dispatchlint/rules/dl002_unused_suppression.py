@@ -1,0 +1,115 @@
+"""DL002 unused-suppression."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from dispatchlint.analysis.facts import SuppressionScope
+from dispatchlint.rules._base import Case, Finding, Rule
+from dispatchlint.suppress import IdleSuppression, covers
+
+_GATE = """
+def coerce_tool_args(tool_name, args):
+    return dict(args)
+"""
+
+_REGISTRY = """
+from agent.gate import coerce_tool_args
+
+def search(query):
+    return [query]
+
+REGISTRY = {"search": search}
+
+def handle_function_call(tool_name, args):
+    args = coerce_tool_args(tool_name, args)
+    return REGISTRY[tool_name](**args)
+"""
+
+_LOOP = """
+from agent.registry import handle_function_call
+
+def _plan(agent, args, ctx):
+    return list(args["steps"])
+
+BUILTIN_EXECUTORS = {{"plan": _plan}}
+
+def run_tool(agent, name, args, ctx):
+    fn = BUILTIN_EXECUTORS.get(name)
+    if fn:
+        return fn(agent, args, ctx){comment}
+    return handle_function_call(name, args)
+"""
+
+
+def _project(comment: str) -> "dict[str, str]":
+    return {
+        "agent/__init__.py": "",
+        "agent/gate.py": _GATE,
+        "agent/registry.py": _REGISTRY,
+        "agent/loop.py": _LOOP.format(comment=comment),
+    }
+
+
+class UnusedSuppression(Rule):
+    """## What it does
+    Reports a suppression comment (`# dispatchlint: ignore[...]`, `# noqa: DL...`,
+    `# dispatchlint: ignore-file[...]`), or one code of it, that hides no finding, and a code in one that names
+    no rule. Every rule is consulted, enabled or not, so a suppression kept for an opt-in rule is not reported.
+    A bare `# noqa` is shared with other linters and is never reported.
+
+    ## Why is this bad?
+    A suppression outlives the finding it was written for: once the table is wrapped, the comment still sits
+    there and silently hides the next unguarded dispatch on that line. A misspelt code (`DL1O1`) hides nothing
+    at all while looking as if it did.
+
+    ## Example
+    ```python
+    fn = BUILTIN_EXECUTORS.get(name)
+    args = coerce_tool_args(name, args)
+    return fn(agent, args, ctx)  # dispatchlint: ignore[DL101]
+    ```
+
+    ## Use instead
+    ```python
+    fn = BUILTIN_EXECUTORS.get(name)
+    args = coerce_tool_args(name, args)
+    return fn(agent, args, ctx)
+    ```
+
+    ## Fix safety
+    No fix is offered: delete the comment, or the code, by hand.
+    """
+
+    code = "DL002"
+    name = "unused-suppression"
+    default = False
+    VALID = [
+        Case(_project("  # dispatchlint: ignore[DL101]")),
+        Case(_project("  # noqa: DL1")),
+        Case(_project("  # noqa: E501")),
+        Case({**_project(""), "agent/loop.py": "# dispatchlint: ignore-file[DL101]\n" + _LOOP.format(comment="")}),
+    ]
+    INVALID = [
+        Case(_project("  # dispatchlint: ignore[DL101, DL201]"), (("agent/loop.py", 12),)),
+        Case(_project("  # noqa: DL1O1"), (("agent/loop.py", 12),)),
+        Case(
+            {**_project(""), "agent/registry.py": _REGISTRY + "# dispatchlint: ignore\n"},
+            (("agent/registry.py", 12),),
+        ),
+    ]
+
+    def check_suppressions(self, idle: Sequence[IdleSuppression]) -> Iterable[Finding]:
+        """Findings for the suppressions that hid nothing; the engine calls this once every other rule ran."""
+        for item in idle:
+            if item.code is not None and covers(item.code, self.code):
+                continue  # a suppression of this rule is judged by nobody
+            suppression = item.suppression
+            where = "in this file" if suppression.scope == SuppressionScope.FILE else "on this line"
+            if item.unknown:
+                message = f"`{item.code}` in this suppression names no rule (see `--list-rules`): it hides nothing"
+            elif item.code is None:
+                message = f"this suppression hides nothing: no rule reports anything {where}; remove it"
+            else:
+                message = f"`{item.code}` in this suppression hides nothing: no {item.code} finding {where}; remove it"
+            yield Finding(self.code, self.name, message, item.path, suppression.span)
