@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dispatchlint.analysis.discover import discover
+from dispatchlint.analysis.discover import Ignores, discover
 from dispatchlint.analysis.link import link_project
 from dispatchlint.config import Config
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
@@ -43,7 +43,7 @@ def main() -> None:
         root = Path(folder)
         generate(root, options.packages)
         started = time.perf_counter()
-        files = discover(root, ())
+        files = discover(root, Ignores(root, ())).files
         discovered = time.perf_counter()
         modules, _ = index_files(files, None, options.jobs)
         indexed = time.perf_counter()

@@ -1,53 +1,100 @@
 """``--baseline FILE``: record today's findings once; later runs report only the ones not recorded.
 
-A finding is recognised by its rule, its file and the text of its line (whitespace folded), plus its rank among
-identical ones, so that edits elsewhere in the file, which move lines, do not make old findings look new.
+A finding is recognised by its rule, its file relative to the project root and the text of its line (whitespace
+folded), plus its rank among identical ones, so that edits elsewhere in the file, which move lines, do not make
+old findings look new, and a baseline made at the root holds when the command runs from a sub-folder. SARIF's
+``partialFingerprints`` are the same keys, hashed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Sequence, Set, Tuple
 
-from dispatchlint.config import ConfigError
+from dispatchlint._lines import split_lines
 from dispatchlint.rules import Finding
 
 _VERSION = 1
 
 
-def _fingerprints(findings: Sequence[Finding], cwd: Path) -> List[Tuple[str, Finding]]:
+class BaselineError(Exception):
+    """The baseline file cannot be read or written; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A finding with its baseline key and the project root the key is relative to."""
+
+    finding: Finding
+    key: str
+    root: Path
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.key.encode("utf-8")).hexdigest()[:32]
+
+
+def keyed(findings: Sequence[Finding], root: Path, cwd: Path) -> List[Keyed]:
+    """The findings of one project (paths relative to ``cwd``) with their keys (paths relative to ``root``)."""
     lines: Dict[str, List[str]] = {}
     seen: "Counter[str]" = Counter()
     marked = []
     for finding in findings:
         if finding.path not in lines:
             try:
-                lines[finding.path] = (cwd / finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
+                text = (cwd / finding.path).read_text(encoding="utf-8", errors="replace")
+                lines[finding.path] = split_lines(text)
             except OSError:
                 lines[finding.path] = []
-        text = lines[finding.path]
-        line = " ".join(text[finding.span.line - 1].split()) if 0 < finding.span.line <= len(text) else ""
-        key = f"{finding.code}|{finding.path}|{line}"
+        text_lines = lines[finding.path]
+        number = finding.span.line
+        line = " ".join(text_lines[number - 1].split()) if 0 < number <= len(text_lines) else ""
+        relative = Path(os.path.relpath(cwd / finding.path, root)).as_posix()
+        key = f"{finding.code}|{relative}|{line}"
         seen[key] += 1
-        marked.append((f"{key}|{seen[key]}", finding))
+        marked.append(Keyed(finding, f"{key}|{seen[key]}", root))
     return marked
 
 
-def write_baseline(path: Path, findings: Sequence[Finding], cwd: Path) -> None:
-    entries = [{"code": f.code, "path": f.path, "fingerprint": key} for key, f in _fingerprints(findings, cwd)]
-    path.write_text(json.dumps({"version": _VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+def write_baseline(path: Path, findings: Sequence[Keyed]) -> None:
+    entries = [{"code": item.finding.code, "fingerprint": item.key} for item in findings]
+    if not path.parent.is_dir():
+        raise BaselineError(f"{path}: cannot write the baseline: folder {path.parent} does not exist")
+    try:
+        path.write_text(json.dumps({"version": _VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot write the baseline: {error.strerror or error}") from error
 
 
 def read_baseline(path: Path) -> Set[str]:
+    """The keys a baseline holds."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {entry["fingerprint"] for entry in data["findings"]}
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ConfigError(f"{path}: not a dispatchlint baseline: {error}") from error
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot read the baseline: {error.strerror or error}") from error
+    except ValueError as error:
+        raise BaselineError(f"{path}: not a dispatchlint baseline (invalid JSON: {error})") from error
+    if not isinstance(data, dict) or "version" not in data:
+        raise BaselineError(f"{path}: not a dispatchlint baseline (no version)")
+    if data["version"] != _VERSION:
+        raise BaselineError(
+            f"{path}: baseline version {data['version']!r} is not one this dispatchlint reads ({_VERSION}); "
+            "re-create it with --update-baseline"
+        )
+    entries = data.get("findings")
+    if not isinstance(entries, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str) for entry in entries
+    ):
+        raise BaselineError(f"{path}: not a dispatchlint baseline (findings must be a list of fingerprints)")
+    return {entry["fingerprint"] for entry in entries}
 
 
-def new_findings(findings: Sequence[Finding], recorded: Set[str], cwd: Path) -> Tuple[Finding, ...]:
-    """The findings the baseline does not hold."""
-    return tuple(finding for key, finding in _fingerprints(findings, cwd) if key not in recorded)
+def split_by_baseline(findings: Sequence[Keyed], recorded: Set[str]) -> Tuple[List[Keyed], int]:
+    """The findings the baseline does not hold, and how many it hid."""
+    new = [item for item in findings if item.key not in recorded]
+    return new, len(findings) - len(new)

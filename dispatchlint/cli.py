@@ -17,11 +17,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 import click
 
 from dispatchlint import __version__
-from dispatchlint.baseline import new_findings, read_baseline, write_baseline
+from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
 from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
 from dispatchlint.report import (
+    Report,
+    Reported,
     render_explanation,
     render_files,
     render_github,
@@ -34,6 +36,7 @@ from dispatchlint.report import (
     render_text,
 )
 from dispatchlint.rules import SAFE, all_rules
+from dispatchlint.rules._reference import REFERENCE_URL, rule_docs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: Fix passes at most: each pass re-analyses what the previous one wrote.
@@ -55,6 +58,7 @@ _CONFLICTS: Tuple[Tuple[str, str], ...] = (
     ("graph", "diff"),
     ("graph", "statistics"),
     ("graph", "baseline"),
+    ("graph", "update_baseline"),
     ("statistics", "diff"),
     ("show_files", "show_settings"),
     *((show, other) for show in ("show_files", "show_settings") for other in ("graph", "fix", "diff", "statistics")),
@@ -74,6 +78,7 @@ class _Options:
     extend_select: Tuple[str, ...]
     ignore: Tuple[str, ...]
     extend_exclude: Tuple[str, ...]
+    force_exclude: bool
     stdin_filename: Optional[Path]
     # how to report
     output_format: str
@@ -85,6 +90,7 @@ class _Options:
     graph: bool
     exit_zero: bool
     baseline: Optional[Path]
+    update_baseline: bool
     # fixing
     fix: bool
     unsafe_fixes: bool
@@ -119,6 +125,8 @@ def _refuse_conflicts(options: _Options) -> None:
         if options.given(mode) and options.output_format not in formats:
             allowed = " or ".join(formats)
             raise UsageError(f"{_flag(mode)} prints {allowed}, not --output-format {options.output_format}")
+    if options.update_baseline and options.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE")
     if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
         raise UsageError("--stdin-filename checks stdin: give no PATHS (or `-`)")
 
@@ -201,6 +209,12 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
 @_option(_CHECK, "--extend-exclude", multiple=True, metavar="PATTERN", help="More gitignore-style excludes.")
 @_option(
     _CHECK,
+    "--force-exclude",
+    is_flag=True,
+    help="Leave out named paths that exclude or git ignores (on in the pre-commit hooks).",
+)
+@_option(
+    _CHECK,
     "--stdin-filename",
     type=click.Path(path_type=Path),
     metavar="PATH",
@@ -235,6 +249,12 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Record today's findings in FILE if it does not exist; otherwise report only findings not in it.",
+)
+@_option(
+    _REPORT,
+    "--update-baseline",
+    is_flag=True,
+    help="With --baseline: record this run's findings in FILE, dropping stale entries.",
 )
 @_option(
     _FIXING,
@@ -292,49 +312,85 @@ def _run(options: _Options, report: _Report) -> int:
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
     if options.show_files or options.show_settings:
-        plan = plan_run(paths, run_options)
-        shown = render_files(plan, Path.cwd(), options.machine) if options.show_files else None
-        report.write(shown if shown is not None else render_settings(plan, options.machine))
+        plans = plan_run(paths, run_options)
+        shown = render_files(plans, Path.cwd(), options.machine) if options.show_files else None
+        report.write(shown if shown is not None else render_settings(plans[0], options.machine))
         return EXIT_CLEAN
+    baseline = options.baseline
+    recorded = (
+        read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
+    )
 
-    def run() -> RunResult:
+    def run() -> List[RunResult]:
         started = time.perf_counter()
-        result = analyse(paths, run_options)
+        results = analyse(paths, run_options)
         if options.verbose:
-            _print_timings(result, time.perf_counter() - started)
-        return result
+            _print_timings(results, time.perf_counter() - started)
+        return results
 
-    result = run()
-    _print_notes(result, options)
+    results = run()
+    _print_notes(results, options)
     if options.graph:
-        report.write(render_graph(result.project))
+        report.write("\n".join(render_graph(result.project) for result in results))
         return EXIT_CLEAN
     if options.diff:
-        return _diff(result, options, report)
+        return _diff(results, options, report)
     if options.fix:
         # A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing
         # redundant): apply until nothing changes, so that a second --fix has nothing left to do.
         hint = ""
         for _ in range(_FIX_PASSES):
-            changed, hint = _fix(result, options)
+            changed, hint = _fix(results, options)
             if not changed:
                 break
-            result = run()
+            results = run()
         _note(options, hint)
-    for error in result.errors:
+    errors = [error for result in results for error in result.errors]
+    for error in errors:
         click.echo(f"error: {error}", err=True)
-    findings = result.findings
-    if options.baseline is not None:
-        baseline = options.baseline
-        if not baseline.exists():
-            write_baseline(baseline, findings, Path.cwd())
-            _note(options, f"Recorded {len(findings)} finding(s) in {baseline}; later runs report only new ones.\n")
-            return EXIT_ERROR if result.errors else EXIT_CLEAN
-        findings = new_findings(findings, read_baseline(baseline), Path.cwd())
-    report.write(_render(findings, options, report, run_options))
-    if result.errors:
+    cwd = Path.cwd()
+    found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
+    if baseline is not None and recorded is None:
+        _note(options, _record_baseline(baseline, found))
+        return EXIT_ERROR if errors else EXIT_CLEAN
+    if recorded is not None:
+        found, hidden = split_by_baseline(found, recorded)
+        if hidden:
+            _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
+    report.write(_render(results, found, options, report, run_options))
+    if errors:
         return EXIT_ERROR
-    return EXIT_FINDINGS if findings and not options.exit_zero else EXIT_CLEAN
+    return EXIT_FINDINGS if found and not options.exit_zero else EXIT_CLEAN
+
+
+def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
+    """Write the baseline; say how many findings it holds and, when it replaces one, how many entries went."""
+    stale = ""
+    if baseline.exists():
+        try:
+            dropped = len(read_baseline(baseline) - {item.key for item in found})
+            stale = f" ({dropped} stale entr{'ies' if dropped != 1 else 'y'} dropped)"
+        except BaselineError:
+            stale = " (replacing an unreadable baseline)"
+    write_baseline(baseline, found)
+    count = len(found)
+    return (
+        f"Recorded {count} finding{'s' if count != 1 else ''} in {baseline}{stale}; later runs report only new ones.\n"
+    )
+
+
+def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path) -> Report:
+    """What the machine formats print: the findings with their fingerprints, the problems of every project, and
+    the folder artifact paths are relative to (the project root, or the folder holding every project)."""
+    roots = [str(result.root) for result in results] or [str(cwd)]
+    return Report(
+        findings=tuple(Reported(item.finding, item.fingerprint) for item in found),
+        problems=tuple(problem for result in results for problem in result.problems),
+        rules=rule_docs(),
+        source_root=Path(os.path.commonpath(roots)),
+        cwd=cwd,
+        reference_url=REFERENCE_URL,
+    )
 
 
 def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
@@ -354,6 +410,7 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
         contents=contents,
         use_cache=not options.no_cache,
         jobs=options.jobs,
+        force_exclude=options.force_exclude,
     )
     return paths, run_options
 
@@ -362,16 +419,16 @@ def _codes(values: Tuple[str, ...]) -> Tuple[str, ...]:
     return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
 
 
-def _render(findings: Sequence[Any], options: _Options, report: _Report, run_options: RunOptions) -> str:
+def _render(
+    results: Sequence[RunResult], found: Sequence[Keyed], options: _Options, report: _Report, run_options: RunOptions
+) -> str:
+    findings = [item.finding for item in found]
+    cwd = Path.cwd()
     if options.statistics:
         return render_statistics(findings, options.machine)
-    if options.output_format == "json":
-        return render_json(findings)
-    if options.output_format == "sarif":
-        return render_sarif(findings)
-    if options.output_format == "github":
-        return render_github(findings)
-    cwd = Path.cwd()
+    machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
+    if machine is not None:
+        return machine(_report(results, found, cwd))
     sources = {
         Path(os.path.relpath(path, cwd)).as_posix(): data.decode("utf-8", errors="replace")
         for path, data in run_options.contents.items()
@@ -386,43 +443,53 @@ def _note(options: _Options, text: str) -> None:
         click.echo(text, err=True, nl=False)
 
 
-def _print_notes(result: RunResult, options: _Options) -> None:
-    if result.reported_files == 0:
+def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
+    if sum(result.reported_files for result in results) == 0:
         _note(options, "warning: No Python files found under the given path(s)\n")
-    for warning in result.warnings:
-        _note(options, f"warning: {warning}\n")
+    for result in results:
+        for warning in result.warnings:
+            _note(options, f"warning: {warning}\n")
 
 
-def _print_timings(result: RunResult, total: float) -> None:
+def _print_timings(results: Sequence[RunResult], total: float) -> None:
     """``--verbose``: the time each file took to index (or that the cache served it), then each stage's."""
-    for name, seconds in result.file_times:
-        took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
-        click.echo(f"timing: {name}: {took}", err=True)
-    stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
-    click.echo(f"timing: {len(result.file_times)} files; {stages}; total {total * 1000:.1f} ms", err=True)
+    for result in results:
+        for name, seconds in result.file_times:
+            took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
+            click.echo(f"timing: {name}: {took}", err=True)
+        stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
+        click.echo(f"timing: {len(result.file_times)} files; {stages}; total {total * 1000:.1f} ms", err=True)
 
 
-def _fixes(result: RunResult, unsafe: bool) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
+def _fixes(
+    results: Sequence[RunResult], unsafe: bool
+) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
     """The new contents of the files the chosen fixes change, what each rewrite does, and a hint on held fixes."""
-    chosen = [f for f in result.findings if f.fixable and (unsafe or f.fix_safety == SAFE)]
-    held = sum(1 for f in result.findings if f.fixable) - len(chosen)
-    outcome = plan_fixes(result, chosen, Path.cwd())
+    changes: Dict[Path, Tuple[bytes, bytes]] = {}
+    notes: Dict[Path, List[str]] = {}
+    held = 0
+    for result in results:
+        chosen = [f for f in result.findings if f.fixable and (unsafe or f.fix_safety == SAFE)]
+        held += sum(1 for f in result.findings if f.fixable) - len(chosen)
+        outcome = plan_fixes(result, chosen, Path.cwd())
+        changes.update(outcome.changes)
+        notes.update(outcome.notes)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
-    return outcome.changes, outcome.notes, hint
+    return changes, notes, hint
 
 
-def _diff(result: RunResult, options: _Options, report: _Report) -> int:
+def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, hint = _fixes(result, options.unsafe_fixes)
+    changes, _, hint = _fixes(results, options.unsafe_fixes)
     report.write(render_diff(changes, Path.cwd()))
     _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}")
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _fix(result: RunResult, options: _Options) -> Tuple[bool, str]:
+def _fix(results: Sequence[RunResult], options: _Options) -> Tuple[bool, str]:
     """One ``--fix`` pass: rewrite the files (all or none) and tell the user which, pyupgrade style. Whether any
     changed, and the hint on fixes held back."""
-    changes, notes, hint = _fixes(result, options.unsafe_fixes)
+    changes, notes, hint = _fixes(results, options.unsafe_fixes)
     write_all(changes)
     for path in changes:
         shown = Path(os.path.relpath(path, Path.cwd())).as_posix()
@@ -442,7 +509,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except click.ClickException as error:
         error.show()
         return EXIT_ERROR
-    except (UsageError, ConfigError, FixError) as error:
+    except (UsageError, ConfigError, FixError, BaselineError) as error:
         click.echo(f"error: {error}", err=True)
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed

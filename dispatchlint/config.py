@@ -104,6 +104,26 @@ def load_config(path: Optional[Path]) -> Config:
     return config_from_mapping(section, str(path))
 
 
+def declares_project(folder: Path) -> bool:
+    """Whether ``folder`` is a project root of its own: its ``pyproject.toml`` has a ``[tool.dispatchlint]``
+    table. A file that does not parse declares nothing here (it is reported if it becomes the root)."""
+    pyproject = folder / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "dispatchlint" not in text:  # most pyproject files: no need to parse them
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "dispatchlint" in tool
+
+
 def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
     unknown = sorted(set(section) - _KNOWN_KEYS)
     if unknown:

@@ -11,10 +11,11 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
 from dispatchlint.analysis.configured import unresolved_settings
-from dispatchlint.analysis.discover import PathMatcher, SourceFile, discover, find_root, module_name
+from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.link import Project, link_project
-from dispatchlint.config import Config, ConfigError, load_config
+from dispatchlint.config import Config, ConfigError, declares_project, load_config
 from dispatchlint.fix import bind
+from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.rules import Finding, Rule, all_rules
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
 from dispatchlint.suppress import SuppressionIndex, covers
@@ -44,11 +45,15 @@ class RunOptions:
     use_cache: bool = True
     #: Worker processes for indexing (0: one per CPU).
     jobs: int = 0
+    #: Leave out paths named on the command line that ``exclude`` or git ignores (as pre-commit names every
+    #: changed file).
+    force_exclude: bool = False
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What a run will analyse, before anything is parsed: ``--show-files`` and ``--show-settings`` print it."""
+    """What a run will analyse in one project, before anything is parsed: ``--show-files`` and
+    ``--show-settings`` print it."""
 
     root: Path
     #: The file the settings come from (None: no file, every default).
@@ -61,19 +66,24 @@ class RunPlan:
     targets: Tuple[Path, ...]
     #: The facts cache's folder, or None when the cache is off.
     cache: Optional[Path]
+    #: Folders among the targets that configure dispatchlint themselves: projects of their own, left out here.
+    subprojects: Tuple[Path, ...] = ()
 
     def reported(self, source: SourceFile) -> bool:
-        return any(source.path == target or target in source.path.parents for target in self.targets)
+        return _under(source.path, self.targets)
 
 
 @dataclass(frozen=True)
 class RunResult:
+    """One project's analysis: the findings reported (paths relative to the working directory) and the
+    problems of the run."""
+
     root: Path
     config: Config
     project: Project
     findings: Tuple[Finding, ...]
-    #: Problems that do not stop the run but make it fail (an unreadable file), one message each.
-    errors: Tuple[str, ...]
+    #: Unreadable files, files the analyzer failed on, files that do not parse (paths relative to the cwd).
+    problems: Tuple[Problem, ...]
     #: Things the user should know that do not fail the run (a configured gate that names nothing).
     warnings: Tuple[str, ...] = ()
     #: Seconds spent indexing each file, by root-relative path (None: its facts came from the cache).
@@ -83,6 +93,11 @@ class RunResult:
     #: How many files were analysed, and how many of them lie under the given paths.
     files: int = 0
     reported_files: int = 0
+
+    @property
+    def errors(self) -> Tuple[Problem, ...]:
+        """The problems that make the run fail (exit 2)."""
+        return tuple(problem for problem in self.problems if problem.kind.fails_run)
 
 
 def select_rules(select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()) -> List[Rule]:
@@ -109,14 +124,35 @@ def check_codes(selectors: Sequence[str], what: str) -> None:
             raise UsageError(f"unknown {what}: {selector!r} (see --list-rules)")
 
 
-def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> RunPlan:
-    """Find the root, read the settings, choose the rules and discover the files."""
+def group_by_project(targets: Sequence[Path]) -> Dict[Path, List[Path]]:
+    """The given paths by the project they belong to (its root), each project in the order first named."""
+    groups: Dict[Path, List[Path]] = {}
+    for target in targets:
+        groups.setdefault(find_root(target, declares_project), []).append(target)
+    return groups
+
+
+def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> List[RunPlan]:
+    """One plan per project the ``paths`` lie in, and per project of its own that a folder among them holds:
+    each is analysed and configured on its own."""
     cwd = cwd or Path.cwd()
     targets = tuple((cwd / path).resolve() for path in (paths or [Path(".")]))
     for target in targets:
         if not target.exists() and target not in options.contents:
             raise UsageError(f"{target}: no such file or directory")
-    root = find_root(targets)
+    pending = group_by_project(targets)
+    plans = []
+    while pending:
+        root = min(pending, key=lambda folder: len(folder.parts))  # a project before the ones it holds
+        plan = plan_project(root, tuple(pending.pop(root)), options)
+        plans.append(plan)
+        for subproject in plan.subprojects:
+            pending.setdefault(subproject, []).append(subproject)
+    return plans
+
+
+def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> RunPlan:
+    """Read the project's settings, choose the rules and discover the files."""
     source = options.config_file.resolve() if options.config_file else root / "pyproject.toml"
     config = load_config(source)
     config = replace(config, exclude=config.exclude + options.extend_exclude)
@@ -130,27 +166,34 @@ def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opt
         list(config.ignore) + list(options.ignore),
         list(options.extend_select) + ([] if options.select else list(config.extend_select)),
     )
-    files = discover(root, config.exclude)
+    ignores = Ignores(root, config.exclude)
+    discovery = discover(root, ignores, declares_project)
+    discovered = {source.path for source in discovery.files}
     explicit = [
-        t
-        for t in targets
-        if (t in options.contents or (t.is_file() and t.suffix == ".py")) and not any(f.path == t for f in files)
+        t for t in targets if (t in options.contents or (t.is_file() and t.suffix == ".py")) and t not in discovered
     ]
+    if options.force_exclude:
+        explicit = [path for path in explicit if not ignores.excluded(path, is_dir=False)]
     return RunPlan(
         root,
         source if source.is_file() else None,
         config,
         tuple(chosen),
-        tuple(files + _explicit_files(root, explicit)),
+        tuple(discovery.files + _explicit_files(root, explicit)),
         targets,
         root / CACHE_DIRECTORY if options.use_cache else None,
+        tuple(sub for sub in discovery.subprojects if _under(sub, targets)),
     )
 
 
-def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> RunResult:
-    """Analyse the whole project around ``paths``; report findings only for files under ``paths``."""
+def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> List[RunResult]:
+    """Analyse every project around ``paths``, each as a whole; report the findings that concern ``paths``."""
     cwd = cwd or Path.cwd()
-    plan = plan_run(paths, options, cwd)
+    return [analyse_project(plan, options, cwd) for plan in plan_run(paths, options, cwd)]
+
+
+def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
+    """Analyse the whole project of ``plan``; report the findings that concern its targets."""
     cache = FactsCache(plan.cache) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
     jobs = options.jobs or os.cpu_count() or 1
@@ -169,6 +212,14 @@ def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opti
         for item in suppressions.unknown_codes()
     ]
     warnings += unresolved_settings(project)
+    errors.extend(
+        Problem(
+            m.path, ProblemKind.PARSE_ERROR, m.parse_error.message, m.parse_error.span.line, m.parse_error.span.column
+        )
+        for m in modules
+        if m.parse_error is not None
+    )
+    problems = tuple(problem.moved(_shown(problem.path, plan.root, cwd)) for problem in errors)
     reported = sum(1 for source in plan.files if plan.reported(source))
     stages = (("link", linked - started), ("rules", checked - linked))
     return RunResult(
@@ -176,7 +227,7 @@ def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opti
         plan.config,
         project,
         shown,
-        tuple(errors),
+        problems,
         tuple(warnings),
         tuple(sorted(file_times.items())),
         stages,
@@ -207,11 +258,13 @@ def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> L
         judged = judge.check_suppressions(suppressions.idle())
         kept += [f for f in judged if not ignored(f) and not suppressions.hides(f, lines=False)]
     tests = PathMatcher(plan.config.test_paths)
-    return [
-        finding
-        for finding in kept
-        if not tests.matches(finding.path) and _under(plan.root / finding.path, plan.targets)
-    ]
+    return [finding for finding in kept if not tests.matches(finding.path) and _concerns(finding, plan)]
+
+
+def _concerns(finding: Finding, plan: RunPlan) -> bool:
+    """Whether the finding lies under the targets or refers to a place there (its table, gate or schema): the
+    commit that unwraps a table fails on the dispatch sites it re-opens in other files."""
+    return any(_under(plan.root / path, plan.targets) for path in [finding.path, *(r.path for r in finding.related)])
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:
@@ -219,13 +272,10 @@ def _under(path: Path, targets: Sequence[Path]) -> bool:
 
 
 def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
-    """Files named on the command line that discovery excluded or that lie outside the root."""
+    """Files named on the command line that discovery left out (each target's root is above it)."""
     found = []
     for path in paths:
-        try:
-            relative = path.relative_to(root).as_posix()
-        except ValueError:
-            relative = path.name
+        relative = path.relative_to(root).as_posix()
         module, is_package = module_name(relative)
         found.append(SourceFile(path, relative, module, is_package))
     return found
@@ -248,4 +298,16 @@ def _relative_to_cwd(finding: Finding, root: Path, cwd: Path) -> Finding:
     return replace(finding, path=rel(finding.path), related=related, trace=trace)
 
 
-__all__ = ["ConfigError", "RunOptions", "RunPlan", "RunResult", "UsageError", "analyse", "plan_run", "select_rules"]
+__all__ = [
+    "ConfigError",
+    "RunOptions",
+    "RunPlan",
+    "RunResult",
+    "UsageError",
+    "analyse",
+    "analyse_project",
+    "group_by_project",
+    "plan_project",
+    "plan_run",
+    "select_rules",
+]

@@ -15,6 +15,20 @@ from dispatchlint.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
+SARIF_SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
+
+
+def valid_sarif(text: str) -> dict:
+    """The SARIF log in ``text``, after checking it against the SARIF 2.1.0 schema (and the formats jsonschema
+    can check here)."""
+    import jsonschema
+
+    log = json.loads(text)
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(log), key=lambda error: list(error.path))
+    assert not errors, [f"{list(error.path)}: {error.message}" for error in errors[:5]]
+    return log
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, subprocess_env, write_project
+from conftest import FIXTURES, REPO, subprocess_env, valid_sarif, write_project
 
 EXAMPLE = FIXTURES / "example"
 
@@ -32,9 +32,13 @@ def test_json_output_shape(run_cli) -> None:
         "end_column",
         "fixable",
         "fix_safety",
+        "url",
+        "fingerprint",
+        "edits",
         "related",
         "trace",
     }
+    assert set(data) == {"version", "findings", "errors"} and data["errors"] == []
     dl101 = [f for f in data["findings"] if f["code"] == "DL101"]
     assert dl101 and all(f["name"] == "unguarded-dispatch" for f in dl101)
     related = {item["message"] for item in dl101[0]["related"]}
@@ -207,11 +211,11 @@ def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli) -> None:
 
 def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
     from dispatchlint.analysis.cache import index_files
-    from dispatchlint.analysis.discover import discover
+    from dispatchlint.analysis.discover import Ignores, discover
 
     for number in range(70):  # enough files to use worker processes
         (tmp_path / f"m{number}.py").write_text(f"TOOLS = {{'t{number}': print}}\n", encoding="utf-8")
-    files = discover(tmp_path, ())
+    files = discover(tmp_path, Ignores(tmp_path, ())).files
     serial, _ = index_files(files, None, jobs=1)
     parallel, _ = index_files(files, None, jobs=2)
     assert serial == parallel and len(serial) == 70
@@ -219,7 +223,7 @@ def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
 
 def test_sarif_output_has_rules_results_and_related_locations(run_cli) -> None:
     result = run_cli(EXAMPLE, "--format", "sarif")
-    log = json.loads(result.stdout)
+    log = valid_sarif(result.stdout)
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
@@ -242,7 +246,7 @@ def test_baseline_records_then_reports_only_new_findings(tmp_path: Path, run_cli
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
     recorded = run_cli(project, "--baseline", str(baseline), "--format", "json")
-    assert recorded.exit_code == 0 and "Recorded 3 finding(s)" in recorded.stderr
+    assert recorded.exit_code == 0 and "Recorded 3 findings" in recorded.stderr
     assert run_cli(project, "--baseline", str(baseline), "--format", "json").findings() == []
 
     loop = project / "taskbot" / "loop.py"  # lines move: old findings stay recognised

@@ -23,6 +23,7 @@ from dispatchlint import __version__
 from dispatchlint.analysis.discover import SourceFile
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.index import index_source
+from dispatchlint.problems import Problem, ProblemKind
 
 CACHE_DIRECTORY = ".dispatchlint_cache"
 #: The modules whose code decides what facts a file has: an edited indexer must not be served stale facts.
@@ -85,14 +86,15 @@ class FactsCache:
         return self.folder / key[:2] / f"{key}.pickle"
 
 
-def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, str], float]:
+def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
     """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
     the seconds it took."""
     started = time.perf_counter()
     try:
-        facts: Union[ModuleFacts, str] = index_source(*job)
+        facts: Union[ModuleFacts, Problem] = index_source(*job)
     except Exception as error:  # noqa: BLE001 - reported per file, with exit code 2
-        facts = f"{job[0]}: internal error while indexing ({type(error).__name__}: {error}); please report it"
+        message = f"internal error while indexing ({type(error).__name__}: {error}); please report it"
+        facts = Problem(job[0], ProblemKind.INTERNAL, message)
     return facts, time.perf_counter() - started
 
 
@@ -102,19 +104,19 @@ def index_files(
     jobs: int,
     contents: Optional[Mapping[Path, bytes]] = None,
     timings: Optional[Dict[str, Optional[float]]] = None,
-) -> Tuple[List[ModuleFacts], List[str]]:
-    """Facts for every readable file (in the given order) and a message for each unreadable one. ``contents``
+) -> Tuple[List[ModuleFacts], List[Problem]]:
+    """Facts for every readable file (in the given order) and the problem of each unreadable one. ``contents``
     stands in for the files it names (text read from stdin); ``timings`` receives the seconds each file took to
     index (None: from the cache)."""
     contents = contents or {}
-    errors: List[str] = []
+    errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
     for source in files:
         try:
             data = contents[source.path] if source.path in contents else source.path.read_bytes()
         except OSError as error:
-            errors.append(f"{source.relative}: cannot read: {error.strerror or error}")
+            errors.append(Problem(source.relative, ProblemKind.UNREADABLE, f"cannot read: {error.strerror or error}"))
             continue
         key = cache.key(source, data) if cache is not None else ""
         cached = cache.load(key) if cache is not None else None
@@ -132,7 +134,7 @@ def index_files(
     for (slot, key, job), (facts, seconds) in zip(pending, computed):
         if timings is not None:
             timings[job[0]] = seconds
-        if isinstance(facts, str):
+        if isinstance(facts, Problem):
             errors.append(facts)
             continue
         slots[slot] = facts

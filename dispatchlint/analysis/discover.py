@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional, Pattern, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 #: Folders that never hold the project's own agent code.
 DEFAULT_EXCLUDES = (
@@ -37,11 +37,25 @@ class SourceFile:
     is_package: bool
 
 
-def find_root(paths: Sequence[Path]) -> Path:
-    """The nearest folder above the (first) path holding ``pyproject.toml`` or ``.git``; else that folder."""
-    start = (paths[0] if paths else Path.cwd()).resolve()
+@dataclass(frozen=True)
+class Discovery:
+    #: The project's files, in a stable order.
+    files: List[SourceFile]
+    #: Folders below the root that are projects of their own (their ``pyproject.toml`` configures dispatchlint):
+    #: left out here, to be analysed and configured on their own.
+    subprojects: List[Path]
+
+
+def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
+    """The project ``path`` belongs to: the nearest folder at or above it whose ``pyproject.toml`` configures
+    dispatchlint (``declares_project``); else the nearest with a ``pyproject.toml`` or ``.git``; else its folder."""
+    start = path.resolve()
     folder = start if start.is_dir() else start.parent
-    for candidate in [folder, *folder.parents]:
+    candidates = [folder, *folder.parents]
+    for candidate in candidates:
+        if declares_project(candidate):
+            return candidate
+    for candidate in candidates:
         if (candidate / "pyproject.toml").is_file() or (candidate / ".git").exists():
             return candidate
     return folder
@@ -73,18 +87,19 @@ class PathMatcher:
         for depth in range(1, len(parts) + 1):
             candidate = "/".join(parts[:depth])
             candidate_is_dir = depth < len(parts) or is_dir
-            if self._match_one(candidate, candidate_is_dir):
+            if self.decide(candidate, candidate_is_dir):
                 return True
         return False
 
-    def _match_one(self, candidate: str, is_dir: bool) -> bool:
-        matched = False
+    def decide(self, candidate: str, is_dir: bool) -> Optional[bool]:
+        """What the last pattern matching ``candidate`` itself says: excluded, re-included, or nothing."""
+        decision = None
         for regex, negate, directory_only in self._rules:
             if directory_only and not is_dir:
                 continue
             if regex.match(candidate):
-                matched = not negate
-        return matched
+                decision = not negate
+        return decision
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -105,34 +120,125 @@ def _glob_to_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def discover(root: Path, exclude: Sequence[str], use_gitignore: bool = True) -> List[SourceFile]:
-    """Every ``.py`` file under ``root`` that is not excluded, in a stable order."""
-    patterns = list(DEFAULT_EXCLUDES) + list(exclude)
-    gitignore = root / ".gitignore"
-    if use_gitignore and gitignore.is_file():
+def _read_patterns(path: Path) -> Optional[PathMatcher]:
+    try:
+        return PathMatcher(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return None
+
+
+def _git_top(root: Path) -> Optional[Tuple[Path, Path]]:
+    """The work tree holding ``root`` and its git folder (a worktree's ``.git`` file names it)."""
+    for folder in [root, *root.parents]:
+        marker = folder / ".git"
+        if marker.is_dir():
+            return folder, marker
+        if marker.is_file():
+            try:
+                text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
+            common = git_dir / "commondir"
+            if common.is_file():
+                try:
+                    git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+                except OSError:
+                    pass
+            return folder, git_dir
+    return None
+
+
+class Ignores:
+    """What a project leaves out: the built-in folders and ``exclude`` (relative to the root), and what git
+    ignores: ``.git/info/exclude`` and the ``.gitignore`` of every folder from the work tree's top down, each
+    relative to its own folder, a deeper one overriding a shallower one, as git reads them."""
+
+    def __init__(self, root: Path, exclude: Sequence[str], use_gitignore: bool = True) -> None:
+        self.root = root
+        self._configured = PathMatcher(list(DEFAULT_EXCLUDES) + list(exclude))
+        top = _git_top(root) if use_gitignore else None
+        self._top = top[0] if top else None
+        self._global = _read_patterns(top[1] / "info" / "exclude") if top else None
+        self._gitignores: Dict[Path, Optional[PathMatcher]] = {}
+        self._folders: Dict[Path, bool] = {}
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        """Whether ``path`` (absolute, under the root) is left out, by itself or by a folder above it."""
         try:
-            patterns.extend(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            pass
-    matcher = PathMatcher(patterns)
+            relative = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        if relative == ".":
+            return False
+        return self._configured.matches(relative, is_dir) or self._git_ignored(path, is_dir)
+
+    def _git_ignored(self, path: Path, is_dir: bool) -> bool:
+        if self._top is None:
+            return False
+        parent = path.parent
+        if parent != self.root and self.root in parent.parents and self._folder_ignored(parent):
+            return True
+        return self._decide(path, is_dir)
+
+    def _folder_ignored(self, folder: Path) -> bool:
+        if folder not in self._folders:
+            self._folders[folder] = self._git_ignored(folder, True)
+        return self._folders[folder]
+
+    def _decide(self, path: Path, is_dir: bool) -> bool:
+        assert self._top is not None
+        decision: Optional[bool] = None
+        if self._global is not None:
+            decision = self._global.decide(path.relative_to(self._top).as_posix(), is_dir)
+        folder = path.parent
+        chain = [folder, *folder.parents]
+        for base in reversed(chain[: chain.index(self._top) + 1] if self._top in chain else []):
+            matcher = self._gitignore(base)
+            if matcher is not None:
+                said = matcher.decide(path.relative_to(base).as_posix(), is_dir)
+                decision = said if said is not None else decision
+        return bool(decision)
+
+    def _gitignore(self, folder: Path) -> Optional[PathMatcher]:
+        if folder not in self._gitignores:
+            gitignore = folder / ".gitignore"
+            self._gitignores[folder] = _read_patterns(gitignore) if gitignore.is_file() else None
+        return self._gitignores[folder]
+
+
+def discover(
+    root: Path, ignores: Ignores, declares_project: Callable[[Path], bool] = lambda folder: False
+) -> Discovery:
+    """Every ``.py`` file under ``root`` that is not left out, in a stable order, and the sub-projects found."""
     source_roots = _source_roots(root)
     found: List[SourceFile] = []
+    subprojects: List[Path] = []
     for folder, dirnames, filenames in os.walk(root):
         folder_path = Path(folder)
         relative_folder = folder_path.relative_to(root).as_posix()
         relative_folder = "" if relative_folder == "." else relative_folder
-        dirnames[:] = sorted(
-            name for name in dirnames if not matcher.matches(f"{relative_folder}/{name}".lstrip("/"), is_dir=True)
-        )
+        kept = []
+        for name in sorted(dirnames):
+            child = folder_path / name
+            if ignores.excluded(child, is_dir=True):
+                continue
+            if declares_project(child):
+                subprojects.append(child)
+                continue
+            kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if not name.endswith(".py"):
                 continue
-            relative = f"{relative_folder}/{name}".lstrip("/")
-            if matcher.matches(relative):
+            if ignores.excluded(folder_path / name, is_dir=False):
                 continue
+            relative = f"{relative_folder}/{name}".lstrip("/")
             module, is_package = module_name(relative, source_roots)
             found.append(SourceFile(folder_path / name, relative, module, is_package))
-    return found
+    return Discovery(found, subprojects)
 
 
 def _source_roots(root: Path) -> Tuple[str, ...]:

@@ -1,5 +1,6 @@
 """Output formats. Each writer takes the findings and returns the text to print."""
 
+from dispatchlint.report._model import Level, Report, Reported, RuleDoc, TextEdit
 from dispatchlint.report.github import render_github
 from dispatchlint.report.graph import render_graph
 from dispatchlint.report.json_format import render_json
@@ -14,6 +15,11 @@ from dispatchlint.report.info import (
 from dispatchlint.report.text import render_text
 
 __all__ = [
+    "Level",
+    "Report",
+    "Reported",
+    "RuleDoc",
+    "TextEdit",
     "render_explanation",
     "render_files",
     "render_github",

@@ -1,10 +1,13 @@
-"""``--format github``: GitHub Actions workflow commands, one annotation per finding."""
+"""``--format github``: GitHub Actions workflow commands, one annotation per finding and per problem of the run.
+
+The annotation's level is the rule's level (``warning`` for opt-in rules), as in SARIF.
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Dict
 
-from dispatchlint.rules import Finding
+from dispatchlint.report._model import Report
 
 
 def _escape(value: str, property_value: bool = False) -> str:
@@ -14,19 +17,30 @@ def _escape(value: str, property_value: bool = False) -> str:
     return value
 
 
-def render_github(findings: Sequence[Finding]) -> str:
+def _command(level: str, properties: Dict[str, object], message: str) -> str:
+    listed = ",".join(f"{key}={_escape(str(value), True)}" for key, value in properties.items())
+    return f"::{level} {listed}::{_escape(message)}\n"
+
+
+def render_github(report: Report) -> str:
     lines = []
-    for finding in findings:
+    for problem in report.problems:
+        if not problem.kind.fails_run:
+            continue  # a file that does not parse is annotated as its DL001 finding
+        where: Dict[str, object] = {"file": problem.path}
+        if problem.line:
+            where.update(line=problem.line, col=max(problem.column, 1))
+        lines.append(_command("error", {**where, "title": f"dispatchlint: {problem.kind.value}"}, problem.message))
+    for reported in report.findings:
+        finding = reported.finding
         span = finding.span
-        properties = ",".join(
-            [
-                f"file={_escape(finding.path, True)}",
-                f"line={span.line}",
-                f"col={span.column}",
-                f"endLine={span.end_line}",
-                f"endColumn={span.end_column}",
-                f"title={_escape(f'{finding.code} {finding.name}', True)}",
-            ]
-        )
-        lines.append(f"::error {properties}::{_escape(f'{finding.code} {finding.message}')}")
-    return "".join(line + "\n" for line in lines)
+        properties: Dict[str, object] = {
+            "file": finding.path,
+            "line": span.line,
+            "col": span.column,
+            "endLine": span.end_line,
+            "endColumn": span.end_column,
+            "title": f"{finding.code} {finding.name}",
+        }
+        lines.append(_command(report.rules[finding.code].level.value, properties, f"{finding.code} {finding.message}"))
+    return "".join(lines)

@@ -62,15 +62,19 @@ def _shown(path: Path, cwd: Path) -> str:
     return Path(os.path.relpath(path, cwd)).as_posix()
 
 
-def render_files(plan: "RunPlan", cwd: Path, machine: bool) -> str:
-    """Every file the run analyses; those outside the given paths are analysed (for linking) but not reported."""
-    files = sorted(plan.files, key=lambda source: _shown(source.path, cwd))
+def render_files(plans: Sequence["RunPlan"], cwd: Path, machine: bool) -> str:
+    """Every file the run analyses, in every project; those outside the given paths are analysed (for linking)
+    but not reported."""
+    files = sorted(
+        ((source, plan.reported(source)) for plan in plans for source in plan.files),
+        key=lambda item: _shown(item[0].path, cwd),
+    )
     if machine:
-        listed = [{"path": _shown(s.path, cwd), "module": s.module, "reported": plan.reported(s)} for s in files]
+        listed = [{"path": _shown(s.path, cwd), "module": s.module, "reported": reported} for s, reported in files]
         return _json({"files": listed})
     return "".join(
-        _shown(source.path, cwd) + ("" if plan.reported(source) else "  (analysed, not reported)") + "\n"
-        for source in files
+        _shown(source.path, cwd) + ("" if reported else "  (analysed, not reported)") + "\n"
+        for source, reported in files
     )
 
 

@@ -1,24 +1,46 @@
-"""``--format json``: ``{"version": 1, "findings": [...]}``, stable and sorted."""
+"""``--format json``: ``{"version": 1, "findings": [...], "errors": [...]}``, stable and sorted.
+
+Paths are relative to the working directory; each finding names its rule's documentation and, where a fix
+applies, the edits ``--fix`` would make.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Union
 
-from dispatchlint.rules import Finding, Related
+from dispatchlint.problems import Problem
+from dispatchlint.report._model import Report, Reported, TextEdit
+
+if TYPE_CHECKING:
+    from dispatchlint.analysis.facts import Location, Span
+    from dispatchlint.rules import Finding
 
 
-def _location(item: "Finding | Related") -> Dict[str, Any]:
+def _range(span: "Span") -> Dict[str, int]:
+    return {"line": span.line, "column": span.column, "end_line": span.end_line, "end_column": span.end_column}
+
+
+def _location(item: "Union[Finding, Location]") -> Dict[str, Any]:
+    return {"path": item.path, **_range(item.span)}
+
+
+def _edit(edit: TextEdit) -> Dict[str, Any]:
+    return {"path": edit.path, **_range(edit.span), "replacement": edit.replacement}
+
+
+def _problem(problem: Problem) -> Dict[str, Any]:
     return {
-        "path": item.path,
-        "line": item.span.line,
-        "column": item.span.column,
-        "end_line": item.span.end_line,
-        "end_column": item.span.end_column,
+        "path": problem.path,
+        "kind": problem.kind.value,
+        "message": problem.message,
+        "line": problem.line or None,
+        "column": problem.column or None,
     }
 
 
-def finding_to_dict(finding: Finding) -> Dict[str, Any]:
+def finding_to_dict(reported: Reported, report: Report) -> Dict[str, Any]:
+    finding = reported.finding
     return {
         "code": finding.code,
         "name": finding.name,
@@ -26,10 +48,18 @@ def finding_to_dict(finding: Finding) -> Dict[str, Any]:
         **_location(finding),
         "fixable": finding.fixable,
         "fix_safety": finding.fix_safety,
+        "url": report.rules[finding.code].url,
+        "fingerprint": reported.fingerprint,
+        "edits": [_edit(edit) for edit in reported.edits],
         "related": [{**_location(item), "message": item.message} for item in finding.related],
         "trace": [{**_location(item), "message": item.message} for item in finding.trace],
     }
 
 
-def render_json(findings: Sequence[Finding]) -> str:
-    return json.dumps({"version": 1, "findings": [finding_to_dict(f) for f in findings]}, indent=2) + "\n"
+def render_json(report: Report) -> str:
+    document = {
+        "version": 1,
+        "findings": [finding_to_dict(item, report) for item in report.findings],
+        "errors": [_problem(problem) for problem in report.problems],
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,77 +1,137 @@
-"""``--format sarif``: SARIF 2.1.0, as GitHub code scanning accepts it (one run, rules with their help)."""
+"""``--format sarif``: SARIF 2.1.0, as GitHub code scanning accepts it.
+
+Artifact URIs are relative to ``%SRCROOT%`` (the project root, given absolutely in ``originalUriBaseIds``), so
+the log does not depend on the folder the command ran from; fingerprints do not depend on it either.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Sequence
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
+from urllib.parse import quote
 
 from dispatchlint import __version__
-from dispatchlint.rules import Finding, Related, all_rules
+from dispatchlint.problems import Problem
+from dispatchlint.report._model import Report, Reported, TextEdit
 
-_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+_BASE = "%SRCROOT%"
+#: The ``partialFingerprints`` key: a tool's own fingerprint, versioned so that a new scheme never collides.
+FINGERPRINT_KEY = "dispatchlint/v1"
 
-
-def _region(item: "Finding | Related") -> Dict[str, Any]:
-    span = item.span
-    return {
-        "startLine": span.line,
-        "startColumn": span.column,
-        "endLine": span.end_line,
-        "endColumn": span.end_column,
-    }
+if TYPE_CHECKING:
+    from dispatchlint.analysis.facts import Location, Span
 
 
-def _location(item: "Finding | Related") -> Dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": {"uri": item.path}, "region": _region(item)}}
+def _region(span: "Span") -> Dict[str, int]:
+    return {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line, "endColumn": span.end_column}
 
 
-def _rules() -> List[Dict[str, Any]]:
-    described = []
-    for code, rule in all_rules().items():
-        documentation = rule.documentation()
-        summary = documentation.split("## Why is this bad?")[0].replace("## What it does", "").strip()
-        described.append(
-            {
-                "id": code,
-                "name": rule.name,
-                "shortDescription": {"text": summary.splitlines()[0] if summary else rule.name},
-                "fullDescription": {"text": " ".join(summary.split())},
-                "help": {"text": documentation, "markdown": documentation},
-                "defaultConfiguration": {"level": "error" if rule.default else "warning"},
-            }
-        )
-    return described
+class _Locator:
+    """Artifact locations relative to the source root, percent-encoded."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def artifact(self, path: str) -> Dict[str, str]:
+        absolute = self.report.cwd / path
+        relative = Path(os.path.relpath(absolute, self.report.source_root)).as_posix()
+        return {"uri": quote(relative, safe="/"), "uriBaseId": _BASE}
+
+    def location(self, item: "Union[Location, Reported]", message: str = "") -> Dict[str, Any]:
+        finding = item.finding if isinstance(item, Reported) else item
+        span = finding.span
+        physical = {"artifactLocation": self.artifact(finding.path), "region": _region(span)}
+        located: Dict[str, Any] = {"physicalLocation": physical}
+        if message:
+            located["message"] = {"text": message}
+        return located
+
+    def problem(self, problem: Problem) -> Dict[str, Any]:
+        physical: Dict[str, Any] = {"artifactLocation": self.artifact(problem.path)}
+        if problem.line:
+            physical["region"] = {"startLine": problem.line, "startColumn": max(problem.column, 1)}
+        return {"physicalLocation": physical}
+
+    def fix(self, description: str, edits: Tuple[TextEdit, ...]) -> Dict[str, Any]:
+        by_file: Dict[str, List[Dict[str, Any]]] = {}
+        for edit in edits:
+            by_file.setdefault(edit.path, []).append(
+                {"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.replacement}}
+            )
+        changes = [
+            {"artifactLocation": self.artifact(path), "replacements": replacements}
+            for path, replacements in by_file.items()
+        ]
+        return {"description": {"text": description}, "artifactChanges": changes}
 
 
-def render_sarif(findings: Sequence[Finding]) -> str:
-    rules = _rules()
-    index = {rule["id"]: number for number, rule in enumerate(rules)}
-    results = []
-    for finding in findings:
-        result: Dict[str, Any] = {
-            "ruleId": finding.code,
-            "ruleIndex": index[finding.code],
-            "level": rules[index[finding.code]]["defaultConfiguration"]["level"],
-            "message": {"text": finding.message},
-            "locations": [_location(finding)],
+def _rules(report: Report) -> List[Dict[str, Any]]:
+    return [
+        {
+            "id": doc.code,
+            "name": doc.name,
+            "shortDescription": {"text": doc.summary},
+            "fullDescription": {"text": doc.description},
+            "help": {"text": doc.documentation, "markdown": doc.documentation},
+            "helpUri": doc.url,
+            "defaultConfiguration": {"level": doc.level.value},
         }
-        if finding.trace:  # GitHub code scanning shows a code flow step by step
-            steps = [{"location": {**_location(item), "message": {"text": item.message}}} for item in finding.trace]
-            result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
-        if finding.related:
-            result["relatedLocations"] = [
-                {"id": number, **_location(item), "message": {"text": item.message}}
-                for number, item in enumerate(finding.related)
-            ]
-        results.append(result)
-    log = {
-        "$schema": _SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "dispatchlint", "version": __version__, "rules": rules}},
-                "results": results,
-            }
-        ],
+        for doc in report.rules.values()
+    ]
+
+
+def _result(reported: Reported, index: int, report: Report, locator: _Locator) -> Dict[str, Any]:
+    finding = reported.finding
+    result: Dict[str, Any] = {
+        "ruleId": finding.code,
+        "ruleIndex": index,
+        "level": report.rules[finding.code].level.value,
+        "message": {"text": finding.message},
+        "locations": [locator.location(reported)],
+        "partialFingerprints": {FINGERPRINT_KEY: reported.fingerprint},
     }
+    if finding.trace:  # GitHub code scanning shows a code flow step by step
+        steps = [{"location": locator.location(item, item.message)} for item in finding.trace]
+        result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+    if finding.related:
+        result["relatedLocations"] = [
+            {"id": number, **locator.location(item, item.message)} for number, item in enumerate(finding.related)
+        ]
+    if reported.edits:
+        result["fixes"] = [locator.fix(f"Fix {finding.code} {finding.name}", reported.edits)]
+    return result
+
+
+def render_sarif(report: Report) -> str:
+    locator = _Locator(report)
+    index = {code: number for number, code in enumerate(report.rules)}
+    notifications = [
+        {
+            "level": "error" if problem.kind.fails_run else "warning",
+            "message": {"text": problem.message},
+            "descriptor": {"id": problem.kind.value},
+            "locations": [locator.problem(problem)],
+        }
+        for problem in report.problems
+    ]
+    root_uri = report.source_root.resolve().as_uri().rstrip("/") + "/"
+    run = {
+        "tool": {
+            "driver": {
+                "name": "dispatchlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": report.reference_url,
+                "rules": _rules(report),
+            }
+        },
+        "invocations": [{"executionSuccessful": report.successful, "toolExecutionNotifications": notifications}],
+        "originalUriBaseIds": {_BASE: {"uri": root_uri}},
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(item, index[item.finding.code], report, locator) for item in report.findings],
+    }
+    log = {"$schema": _SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 import click
 
-from dispatchlint.rules import Finding
+from dispatchlint._lines import split_lines
+
+if TYPE_CHECKING:
+    from dispatchlint.rules import Finding
 
 
 def render_text(
-    findings: Sequence[Finding],
+    findings: Sequence["Finding"],
     color: bool,
     cwd: Path,
     verbose: bool = False,
@@ -20,7 +23,7 @@ def render_text(
 ) -> str:
     """``verbose`` adds each finding's trace: where the model's arguments come from, every hop, the sink;
     ``summary`` the closing count; ``sources`` holds the text of files not read from disk (stdin), by path."""
-    cache: Dict[str, List[str]] = {str(cwd / path): text.splitlines() for path, text in (sources or {}).items()}
+    cache: Dict[str, List[str]] = {str(cwd / path): split_lines(text) for path, text in (sources or {}).items()}
     out: List[str] = []
     for finding in findings:
         span = finding.span
@@ -48,13 +51,13 @@ def _lines(cache: Dict[str, List[str]], path: Path) -> List[str]:
     key = str(path)
     if key not in cache:
         try:
-            cache[key] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            cache[key] = split_lines(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             cache[key] = []
     return cache[key]
 
 
-def _snippet(finding: Finding, lines: List[str], color: bool) -> List[str]:
+def _snippet(finding: "Finding", lines: List[str], color: bool) -> List[str]:
     span = finding.span
     if not 1 <= span.line <= len(lines):
         return []

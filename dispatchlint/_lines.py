@@ -1,0 +1,17 @@
+"""Lines as Python counts them: only ``\\n``, ``\\r\\n`` and ``\\r`` end a line. ``str.splitlines`` also splits
+at a form feed, a vertical tab and other separators, which would shift every line number after one."""
+
+from __future__ import annotations
+
+import re
+from typing import List
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> List[str]:
+    """``text``'s lines without their ends, numbered from 1 by Python's tokenizer at index + 1."""
+    lines = _LINE_END.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines

@@ -1,0 +1,247 @@
+"""Machine output that does not depend on the working folder: SARIF locations, fingerprints, rule metadata and
+the run's problems; JSON's documentation URLs and errors; GitHub annotation levels; the baseline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO, valid_sarif
+
+EXAMPLE = FIXTURES / "example"
+
+
+def _results(log: dict) -> list:
+    return log["runs"][0]["results"]
+
+
+def _uris_and_fingerprints(log: dict) -> list:
+    return sorted(
+        (item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], item["partialFingerprints"])
+        for item in _results(log)
+    )
+
+
+def test_sarif_is_the_same_from_the_root_a_sub_folder_and_above(run_cli) -> None:
+    at_root = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)
+    below = valid_sarif(run_cli(EXAMPLE / "taskbot", "--format", "sarif").stdout)
+    above = valid_sarif(run_cli(FIXTURES, "--format", "sarif", "example").stdout)
+    assert _uris_and_fingerprints(at_root) == _uris_and_fingerprints(below) == _uris_and_fingerprints(above)
+    assert {uri for uri, _ in _uris_and_fingerprints(at_root)} == {
+        "taskbot/builtin.py",
+        "taskbot/loop.py",
+        "taskbot/pool.py",
+    }
+    run = at_root["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": EXAMPLE.resolve().as_uri() + "/"}}
+    assert run["columnKind"] == "unicodeCodePoints"
+    for item in _results(at_root):
+        located = [item["locations"][0]] + item.get("relatedLocations", [])
+        located += [
+            step["location"] for flow in item.get("codeFlows", []) for step in flow["threadFlows"][0]["locations"]
+        ]
+        assert all(loc["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for loc in located)
+
+
+def test_sarif_fingerprints_are_stable_across_runs_and_copies(tmp_path: Path, run_cli) -> None:
+    copy = tmp_path / "elsewhere" / "example"
+    shutil.copytree(EXAMPLE, copy)
+    first = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)
+    again = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)
+    moved = valid_sarif(run_cli(copy, "--format", "sarif").stdout)
+    assert _uris_and_fingerprints(first) == _uris_and_fingerprints(again) == _uris_and_fingerprints(moved)
+    fingerprints = [item["partialFingerprints"]["dispatchlint/v1"] for item in _results(first)]
+    assert len(set(fingerprints)) == len(fingerprints) == 3
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project)
+    (project / "taskbot" / "pool.py").rename(project / "taskbot" / "pool runner é.py")
+    log = valid_sarif(run_cli(project, "--format", "sarif").stdout)
+    uris = {uri for uri, _ in _uris_and_fingerprints(log)}
+    assert "taskbot/pool%20runner%20%C3%A9.py" in uris
+
+
+def test_sarif_rules_carry_sentences_help_and_their_reference_section(run_cli) -> None:
+    log = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)
+    reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        short, full = rule["shortDescription"]["text"], rule["fullDescription"]["text"]
+        assert short[0].isupper() and short.endswith(".") and not short.startswith("Opt-in"), short
+        assert full.endswith(".") and short in full
+        explained = run_cli(EXAMPLE, "--explain", rule["id"]).stdout
+        assert rule["help"]["markdown"].strip() in explained
+        page, anchor = rule["helpUri"].split("#")
+        assert page.endswith("/docs/rules.md")
+        assert f"\n## {rule['id']} {rule['name']}\n" in reference and anchor == f"{rule['id'].lower()}-{rule['name']}"
+    levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert levels["DL101"] == "error" and levels["DL102"] == "warning" and levels["DL401"] == "warning"
+
+
+def _broken_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example with a file that does not parse and one that cannot be read."""
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    (project / "taskbot" / "broken.py").write_text("def broken(:\n    pass\n", encoding="utf-8")
+    (project / "taskbot" / "secret.py").write_text("x = 1\n", encoding="utf-8")
+    original = Path.read_bytes
+
+    def failing(self: Path) -> bytes:
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", failing)
+    return project
+
+
+def test_sarif_invocation_reports_unreadable_and_unparsable_files(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _broken_project(tmp_path, monkeypatch)
+    result = run_cli(project, "--format", "sarif")
+    assert result.exit_code == 2
+    invocation = valid_sarif(result.stdout)["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    notes = {
+        (note["descriptor"]["id"], note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], note["level"])
+        for note in invocation["toolExecutionNotifications"]
+    }
+    assert notes == {
+        ("unreadable-file", "taskbot/secret.py", "error"),
+        ("parse-error", "taskbot/broken.py", "warning"),
+    }
+    clean = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)["runs"][0]["invocations"][0]
+    assert clean == {"executionSuccessful": True, "toolExecutionNotifications": []}
+
+
+def test_json_reports_the_run_errors_and_each_rule_url(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _broken_project(tmp_path, monkeypatch)
+    result = run_cli(project, "--format", "json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 2
+    assert sorted((error["path"], error["kind"]) for error in data["errors"]) == [
+        ("taskbot/broken.py", "parse-error"),
+        ("taskbot/secret.py", "unreadable-file"),
+    ]
+    broken = next(error for error in data["errors"] if error["kind"] == "parse-error")
+    assert broken["line"] == 1 and broken["message"]
+    for finding in data["findings"]:
+        assert finding["url"].endswith(f"/docs/rules.md#{finding['code'].lower()}-{finding['name']}")
+
+
+def test_github_annotation_level_follows_the_rule(run_cli) -> None:
+    errors = run_cli(EXAMPLE, "--format", "github").stdout.splitlines()
+    assert errors and all(line.startswith("::error file=taskbot/") for line in errors)
+    notes = run_cli(FIXTURES / "fix_no_gate", "--format", "github", "--select", "DL102").stdout.splitlines()
+    assert len(notes) == 2 and all(line.startswith("::warning file=tinker/agent.py,line=") for line in notes)
+
+
+def test_github_annotates_an_unreadable_file(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _broken_project(tmp_path, monkeypatch)
+    lines = run_cli(project, "--format", "github").stdout.splitlines()
+    assert any(line.startswith("::error file=taskbot/secret.py,") and "cannot read" in line for line in lines)
+    assert any(line.startswith("::error file=taskbot/broken.py,") and "DL001" in line for line in lines)
+
+
+# Baseline ------------------------------------------------------------------------------------------------------
+
+
+def _with_new_bypass(project: Path) -> None:
+    pool = project / "taskbot" / "pool.py"
+    pool.write_text(
+        pool.read_text(encoding="utf-8")
+        + "\n\ndef again(agent, tool_call, ctx):\n"
+        + "    arguments = json.loads(tool_call.function.arguments)\n"
+        + "    return BUILTIN_EXECUTORS[tool_call.function.name](agent, arguments, ctx)\n",
+        "utf-8",
+    )
+
+
+def test_a_baseline_made_at_the_root_holds_in_a_sub_folder(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    baseline = tmp_path / "baseline.json"
+    assert run_cli(project, "--baseline", str(baseline)).exit_code == 0
+    below = run_cli(project / "taskbot", "--baseline", str(baseline), "--format", "json")
+    assert below.exit_code == 0 and below.findings() == []
+    assert "3 findings hidden by the baseline" in below.stderr
+    above = run_cli(tmp_path, "--baseline", str(baseline), "--format", "json", "example")
+    assert above.exit_code == 0 and above.findings() == []
+    _with_new_bypass(project)
+    later = run_cli(project / "taskbot", "--baseline", str(baseline), "--format", "json")
+    assert [(f["code"], f["path"]) for f in later.findings()] == [("DL101", "pool.py")]
+    assert later.exit_code == 1 and "3 findings hidden" in later.stderr
+
+
+def test_update_baseline_rewrites_it_and_drops_stale_entries(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    baseline = tmp_path / "baseline.json"
+    run_cli(project, "--baseline", str(baseline))
+    builtin = project / "taskbot" / "builtin.py"  # the hand-rolled parse goes: its entry is stale
+    builtin.write_text(builtin.read_text(encoding="utf-8").replace("json.loads(steps)", "list(steps)"), "utf-8")
+    _with_new_bypass(project)
+    updated = run_cli(project, "--baseline", str(baseline), "--update-baseline")
+    assert updated.exit_code == 0
+    assert "Recorded 3 findings" in updated.stderr and "1 stale entry dropped" in updated.stderr
+    recorded = json.loads(baseline.read_text(encoding="utf-8"))["findings"]
+    assert sorted(entry["code"] for entry in recorded) == ["DL101", "DL101", "DL101"]
+    assert run_cli(project, "--baseline", str(baseline), "--format", "json").findings() == []
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not a dispatchlint baseline (invalid JSON"),
+        ('{"findings": []}', "not a dispatchlint baseline (no version)"),
+        ('{"version": 7, "findings": []}', "baseline version 7 is not one this dispatchlint reads"),
+        ('{"version": 1, "findings": {"a": 1}}', "findings must be a list of fingerprints"),
+        ("[]", "not a dispatchlint baseline (no version)"),
+    ],
+)
+def test_a_bad_baseline_is_a_clear_error(tmp_path: Path, run_cli, content: str, message: str) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(content, encoding="utf-8")
+    result = run_cli(EXAMPLE, "--baseline", str(baseline))
+    assert result.exit_code == 2 and message in result.stderr and "internal error" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_baseline_in_a_missing_folder_is_a_clear_error(tmp_path: Path, run_cli) -> None:
+    result = run_cli(EXAMPLE, "--baseline", str(tmp_path / "missing" / "baseline.json"))
+    assert result.exit_code == 2 and "does not exist" in result.stderr and "internal error" not in result.stderr
+
+
+def test_update_baseline_needs_a_baseline(run_cli) -> None:
+    result = run_cli(EXAMPLE, "--update-baseline")
+    assert result.exit_code == 2 and "--update-baseline needs --baseline FILE" in result.stderr
+
+
+# Python's own line splitting -----------------------------------------------------------------------------------
+
+
+def test_a_form_feed_shifts_neither_lines_nor_snippets_nor_suppressions(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    loop = project / "taskbot" / "loop.py"
+    source = loop.read_text(encoding="utf-8")
+    loop.write_text("# section one\x0c still line one\n\x0c\n" + source, encoding="utf-8")
+    lines = loop.read_text(encoding="utf-8").split("\n")
+    number = next(n for n, line in enumerate(lines, start=1) if "return fn(agent, args, ctx)" in line)
+    text = run_cli(project, "taskbot/loop.py")
+    assert f"taskbot/loop.py:{number}:16: DL101" in text.stdout
+    assert f"{number} |         return fn(agent, args, ctx)" in text.stdout
+    baseline = tmp_path / "baseline.json"
+    run_cli(project, "--baseline", str(baseline))
+    keys = [entry["fingerprint"] for entry in json.loads(baseline.read_text(encoding="utf-8"))["findings"]]
+    assert "DL101|taskbot/loop.py|return fn(agent, args, ctx)|1" in keys
+    lines[number - 1] += "  # dispatchlint: ignore[DL101]"
+    loop.write_text("\n".join(lines), encoding="utf-8")
+    assert ("DL101", f"taskbot/loop.py:{number}") not in run_cli(project, "--format", "json").locations()
