@@ -551,5 +551,86 @@ def test_a_bypass_in_a_project_without_a_gate_is_dl101_only(tmp_path: Path, run_
             "    return TOOLS[call.name].__wrapped__(**json.loads(call.arguments))\n"
         ),
     }
-    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "DL101,DL102")
     assert result.locations() == {("DL101", "agent/tools.py:9")}
+
+
+INJECTED_DISPATCH = """
+import json
+
+def chat(response):
+    for tool_call in response["tool_calls"]:
+        function_name = tool_call["function"]["name"]
+        function_args = json.loads(tool_call["function"]["arguments"])
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("execute_function_wrapper(function_name, **function_args)", {("DL102", "agent/chat.py:8")}),
+        ("print(function_name, **function_args)", set()),  # a builtin is not a dispatcher
+        ("log(function_name, function_args)", set()),  # nothing unpacked into a call: not a tool's parameters
+        ("execute_function_wrapper(tool_call, **function_args)", set()),  # no tool name handed on
+    ],
+)
+def test_a_tool_name_and_raw_arguments_handed_to_a_function_bound_at_run_time(
+    tmp_path: Path, run_cli, call: str, expected: set
+) -> None:
+    """A function registry that injects its wrapper at run time: the call that hands it the name and the raw
+    arguments is the dispatch (DL102, no gate in the project)."""
+    files = {"agent/__init__.py": "", "agent/chat.py": INJECTED_DISPATCH.format(call=call)}
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "DL101,DL102")
+    assert result.locations() == expected
+
+
+def test_a_function_bound_at_run_time_is_not_a_bypass_of_a_project_gate(tmp_path: Path, run_cli) -> None:
+    """With a gate in the project, the unseen function may well be it: DL101 says nothing."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/gate.py": GATE,
+        "agent/registry.py": REGISTRY,
+        "agent/chat.py": INJECTED_DISPATCH.format(call="execute_function_wrapper(function_name, **function_args)"),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.findings() == []
+
+
+def test_a_registered_executor_called_directly_in_a_project_without_a_gate_is_dl102(tmp_path: Path, run_cli) -> None:
+    files = {
+        "agent/__init__.py": "",
+        "agent/tools.py": (
+            "import json\n\n"
+            "def search(query):\n    return [query]\n\n"
+            "TOOLS = {'search': search}\n"
+            "SCHEMAS = [{'name': 'search', 'parameters': {'properties': {'query': {'type': 'string'}}}}]\n\n"
+            "def run(call):\n"
+            "    return TOOLS[call.name](**json.loads(call.arguments))\n\n"
+            "def search_now(call):\n"
+            "    args = json.loads(call.arguments)\n"
+            "    return search(**args)\n"
+        ),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "DL101,DL102")
+    assert result.locations() == {("DL102", "agent/tools.py:10"), ("DL102", "agent/tools.py:14")}
+
+
+def test_executors_offered_to_the_model_by_signature_have_a_schema(tmp_path: Path, run_cli) -> None:
+    """``tools=[add]``: the SDK derives the schema from the signature; a table entry not offered has none."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/loop.py": (
+            "import json\n\n"
+            "def add(a: int, b: int) -> int:\n    return a + b\n\n"
+            "def sub(a: int, b: int) -> int:\n    return a - b\n\n"
+            "OFFERED = [add]\n\n"
+            "def run(client, messages):\n"
+            "    response = client.chat(messages=messages, tools=OFFERED)\n"
+            "    table = {'add': add, 'sub': sub}\n"
+            "    for call in response.message.tool_calls:\n"
+            "        table[call.function.name](**json.loads(call.function.arguments))\n"
+        ),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "DL401")
+    assert result.locations() == {("DL401", "agent/loop.py:13")}

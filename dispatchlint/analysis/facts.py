@@ -188,6 +188,9 @@ class SiteKind(str, Enum):
     CHAIN = "chain"
     #: A registered executor called by name with the wire-parsed arguments (linked sites only).
     DIRECT = "direct"
+    #: A tool's name and the wire-parsed arguments handed to a name bound nowhere the analysis can see (a
+    #: function a registry injects at run time; linked sites only).
+    UNSEEN = "unseen"
 
 
 @dataclass(frozen=True)
@@ -387,6 +390,9 @@ class ModuleFacts:
     json_parses: Tuple[JsonParse, ...] = ()
     schemas: Tuple[SchemaDef, ...] = ()
     suppressions: Tuple[Suppression, ...] = ()
+    #: Callables handed to a model call's ``tools=[...]`` (``(function the call is in, reference)``): the
+    #: provider's SDK derives each one's schema from its signature (``client.chat(tools=[add_two_numbers])``).
+    offered_tools: Tuple[Tuple[str, str], ...] = ()
 
     def import_map(self) -> Dict[str, str]:
         return dict(self.imports)

@@ -162,6 +162,7 @@ class _ModuleIndexer:
         self.chains: List[NameChain] = []
         self.json_parses: List[JsonParse] = []
         self.schemas: List[SchemaDef] = []
+        self.offered_tools: List[Tuple[str, str]] = []
         self.chain_members: Set[cst.If] = set()
         #: Qualified names already given to a function of this module: a redefinition (``def _execute`` in
         #: each arm of a chain) is a function of its own, named ``_execute@LINE``.
@@ -196,6 +197,7 @@ class _ModuleIndexer:
             json_parses=tuple(self.json_parses),
             schemas=tuple(self.schemas),
             suppressions=suppressions,
+            offered_tools=tuple(self.offered_tools),
         )
 
     def run(self) -> None:
@@ -757,6 +759,21 @@ class _ModuleIndexer:
             if isinstance(node, cst.NamedExpr):
                 self._assign(node.target, node.value, scope, node)
 
+    def _offered_tools(self, call: cst.Call, function: str) -> None:
+        """The callables a call offers the model as tools (``tools=[add_two_numbers, get_weather]``, directly or
+        through a module constant): their schemas come from their signatures."""
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "tools":
+                continue
+            listed = arg.value
+            if isinstance(listed, cst.Name) and listed.value in self.constants:
+                listed = self.constants[listed.value]
+            if isinstance(listed, (cst.List, cst.Tuple)):
+                for element in listed.elements:
+                    reference = syn.dotted_name(element.value) if isinstance(element, cst.Element) else None
+                    if reference is not None:
+                        self.offered_tools.append((function, reference))
+
     def _call(self, call: cst.Call, scope: _Scope) -> None:
         function = scope.qualname if scope.kind == "function" else ""
         self._dispatch(call, scope, function)
@@ -770,6 +787,7 @@ class _ModuleIndexer:
             (arg.keyword.value, self._flow(arg.value, scope)) for arg in call.args if arg.keyword is not None
         )
         star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
+        self._offered_tools(call, function)
         literals = []
         looked_up = []
         functions = []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.link import Project
+from dispatchlint.analysis.facts import SiteKind
+from dispatchlint.analysis.link import Project, Site, display_function
 from dispatchlint.fix import table_decision
 from dispatchlint.rules._base import SAFE, Case, Finding, Rule, related
 
@@ -20,12 +21,25 @@ def run(tool_call):
     return TOOLS[tool_call.name](**json.loads(tool_call.arguments))
 """
 
+#: A function registry injects ``execute_function_wrapper`` into the module's namespace at run time.
+_INJECTED = """
+import json
+
+def chat(response):
+    for tool_call in response["tool_calls"]:
+        function_name = tool_call["function"]["name"]
+        function_args = json.loads(tool_call["function"]["arguments"])
+        execute_function_wrapper(function_name, **function_args)
+"""
+
 
 class UngatedTools(Rule):
     """## What it does
     Opt-in (`--select DL102`). In a project with no gate at all (and whose tools do not validate their own
     arguments, as a framework's tools do), reports each call that runs a tool from an executor table with the
-    model's raw arguments; the table is the related location, since the fix wraps it once.
+    model's raw arguments; the table is the related location, since the fix wraps it once. A registered
+    executor called directly with the wire-parsed arguments, and a tool's name handed with them to a function
+    bound at run time (`execute_function_wrapper(name, **args)`, injected by a function registry), count too.
 
     ## Why is this bad?
     Nothing repairs mistyped arguments before the tools run. There is no inconsistency between paths (so DL101
@@ -65,7 +79,10 @@ class UngatedTools(Rule):
             }
         )
     ]
-    INVALID = [Case({"agent/__init__.py": "", "agent/tools.py": _TOOLS}, (("agent/tools.py", 10),))]
+    INVALID = [
+        Case({"agent/__init__.py": "", "agent/tools.py": _TOOLS}, (("agent/tools.py", 10),)),
+        Case({"agent/__init__.py": "", "agent/chat.py": _INJECTED}, (("agent/chat.py", 8),)),
+    ]
 
     def check(self, project: Project) -> Iterable[Finding]:
         if project.validates_tools:
@@ -95,3 +112,25 @@ class UngatedTools(Rule):
                     fix_safety=fix.safety(SAFE),
                     trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                 )
+        for site in project.sites:
+            if site.kind in (SiteKind.DIRECT, SiteKind.UNSEEN) and site.unguarded:
+                yield self.finding(
+                    site.module,
+                    site.span,
+                    self._call_message(site),
+                    trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                )
+
+    @staticmethod
+    def _call_message(site: Site) -> str:
+        where = f"in `{display_function(site.function)}`" if site.function else "at module level"
+        remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
+        if site.kind is SiteKind.DIRECT:
+            return (
+                f"tool `{site.key}` is called {where} with the model's raw arguments and the project has no gate: "
+                f"{remedy}"
+            )
+        return (
+            f"the tool named by `{site.key}` runs {where} with the model's raw arguments (through a function bound "
+            f"at run time) and the project has no gate: {remedy}"
+        )

@@ -8,17 +8,31 @@ from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Rule, related
 from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
 
+_OFFERED = """
+import json
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+def run(client, messages):
+    response = client.chat(messages=messages, tools=[add])
+    tools = {"add": add}
+    for call in response.message.tool_calls:
+        tools[call.function.name](**json.loads(call.function.arguments))
+"""
+
 
 class SchemalessExecutor(Rule):
     """## What it does
     Opt-in (`--select DL401`). Reports an entry of an executor table for which no parameter schema can be found
-    anywhere in the project. A tool object (a framework tool with its `args_schema`, an instance of a tool
-    class), a function a framework decorator turns into a tool (its signature is the schema) and a function
-    that takes a pydantic model count as having one.
+    anywhere in the project, with or without a gate. A tool object (a framework tool with its `args_schema`, an
+    instance of a tool class), a function a framework decorator turns into a tool (its signature is the schema),
+    a function offered to the model as `tools=[fn]` (the SDK derives its schema from the signature) and a
+    function that takes a pydantic model count as having one.
 
     ## Why is this bad?
-    The gate repairs arguments against the tool's schema. Without one it has nothing to act on: the tool gets
-    whatever the model sent, even on a guarded path.
+    A gate repairs arguments against the tool's schema. Without one it has nothing to act on: the tool gets
+    whatever the model sent, even on a guarded path, and a project without a gate cannot add one for it.
 
     ## Example
     ```python
@@ -36,7 +50,10 @@ class SchemalessExecutor(Rule):
     code = "DL401"
     name = "schemaless-executor"
     default = False
-    VALID = [Case({"agent/__init__.py": "", "agent/gate.py": _GATE, "agent/registry.py": _REGISTRY})]
+    VALID = [
+        Case({"agent/__init__.py": "", "agent/gate.py": _GATE, "agent/registry.py": _REGISTRY}),
+        Case({"agent/__init__.py": "", "agent/loop.py": _OFFERED}),
+    ]
     INVALID = [
         Case(
             {
@@ -47,12 +64,18 @@ class SchemalessExecutor(Rule):
                 ),
             },
             (("agent/registry.py", 8),),
-        )
+        ),
+        Case(
+            {"agent/__init__.py": "", "agent/loop.py": _OFFERED.replace("tools=[add]", "tools=[]")},
+            (("agent/loop.py", 9),),
+        ),
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        if not project.has_gate:
-            return
+        if project.has_gate:
+            effect = f"the gate {project.gates.gate_display()} has nothing to repair its arguments against"
+        else:
+            effect = "a gate (such as `dispatchlint.runtime.wrap_table`) would have nothing to repair them against"
         for table in project.dispatches.tool_tables(dispatched_only=True):
             for entry in table.entries:
                 if (
@@ -64,7 +87,6 @@ class SchemalessExecutor(Rule):
                 yield self.finding(
                     entry.module,
                     entry.span,
-                    f"tool `{entry.key}` in `{table.display_name}` has no parameter schema in the project: "
-                    f"the gate {project.gates.gate_display()} has nothing to repair its arguments against",
+                    f"tool `{entry.key}` in `{table.display_name}` has no parameter schema in the project: {effect}",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                 )

@@ -42,6 +42,7 @@ class Catalog:
         self.graph = graph
         self.gates = gates
         self.schemas = self._collect_schemas()
+        self.offered_tools = self._collect_offered_tools()
         self.tables = self._link_tables()
 
     # ------------------------------------------------------------------------------------------ schemas
@@ -52,6 +53,16 @@ class Catalog:
             for schema in module.schemas:
                 schemas[schema.tool].append((module, schema))
         return schemas
+
+    def _collect_offered_tools(self) -> Set[str]:
+        """The functions handed to a model call's ``tools=[...]``, whose schemas their signatures give."""
+        offered = set()
+        for module in self.graph.modules:
+            for function, reference in module.offered_tools:
+                resolved = self.graph.resolve(module, reference, function, self.graph.class_of(module, function))
+                if resolved is not None:
+                    offered.add(resolved)
+        return offered
 
     def declared_types(self, tool: str, parameter: str) -> Optional[Tuple[str, ...]]:
         """The JSON types a tool's schema declares for a parameter (None: no schema mentions it)."""
@@ -297,10 +308,13 @@ class Catalog:
 
     def entry_carries_schema(self, entry: LinkedEntry) -> bool:
         """A table entry whose schema comes with it: a tool object or class (``args_schema``, ``parameters``),
-        a function a framework's decorator makes a tool of, or one that takes a pydantic model."""
+        a function a framework's decorator makes a tool of, one offered to the model by its signature
+        (``tools=[fn]``), or one that takes a pydantic model."""
         if not entry.executors:
             return True  # an object, a class, or a value this analysis cannot see into: nothing to say
         for executor in entry.executors:
+            if executor in self.offered_tools:
+                return True
             found = self.graph.function(executor)
             if found is None:
                 continue

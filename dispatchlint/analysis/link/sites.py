@@ -4,6 +4,7 @@ is handed; and the queries rules ask of them."""
 
 from __future__ import annotations
 
+import builtins
 from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -210,23 +211,28 @@ class Dispatches:
                 called = self.graph.resolve(
                     module, call.callee, call.function, self.graph.class_of(module, call.function)
                 )
-                if called is None or called not in executors:
+                if called is None:
+                    kind, names = SiteKind.UNSEEN, self._named_dispatch(call)
+                    if not names:
+                        continue
+                elif called in executors:
+                    kind, names = SiteKind.DIRECT, ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
+                else:
                     continue
                 if any(within(call.span, body) for body in arm_bodies[module.path]):
                     continue
                 flows = call.flows
-                if not any(wire_parsed_here(flow) for flow in flows):
+                if not any(wire_parsed_here(flow) for flow in (call.star if kind is SiteKind.UNSEEN else flows)):
                     continue  # arguments that arrive as parameters are their callers' dispatch, not this one
                 verdict = self.taint.site_verdict(module, call.function, flows)
                 if verdict != RAW:
                     continue
-                names = ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
                 found.append(
                     Site(
                         module,
                         call.function,
                         call.span,
-                        SiteKind.DIRECT,
+                        kind,
                         names,
                         True,
                         verdict,
@@ -234,6 +240,16 @@ class Dispatches:
                     )
                 )
         return found
+
+    @staticmethod
+    def _named_dispatch(call: Call) -> str:
+        """The tool-name variable a call of a name bound nowhere in its module hands on first, with the
+        arguments unpacked after it (``execute_function_wrapper(function_name, **function_args)``, the wrapper
+        injected at run time by a function registry): a dispatch by name that this analysis cannot follow."""
+        if "." in call.callee or not call.star or hasattr(builtins, call.callee):
+            return ""
+        first = next((value for slot, kind, value in call.literals if slot == "0" and kind == "ref"), "")
+        return first if "name" in first.rsplit(".", 1)[-1].lower() else ""
 
     def _expand_param_dispatches(self, module: ModuleFacts, dispatches: List[Dispatch]) -> List[Dispatch]:
         """A dispatch of a tool object handed in as a parameter becomes one dispatch per caller that looked it
