@@ -271,16 +271,35 @@ def test_a_broken_baseline_is_a_clear_error(tmp_path: Path, run_cli) -> None:
     assert result.exit_code == 2 and "not a dispatchlint baseline" in result.stderr
 
 
-def test_graph_shows_raw_and_gated_paths(run_cli) -> None:
+def test_graph_starts_at_the_model_and_shows_every_path_with_its_file(run_cli) -> None:
     result = run_cli(EXAMPLE, "--graph")
     lines = result.stdout.splitlines()
     assert result.exit_code == 0 and lines[0] == "flowchart LR"
-    edges = [line for line in lines if "-->" in line]
-    assert sum("|raw L" in edge and "BUILTIN_EXECUTORS" in edge for edge in edges) == 2
-    assert any("|gated L" in edge and "REGISTRY" in edge for edge in edges)
-    assert any("|repairs|" in edge and "coerce_tool_args" in edge for edge in edges)
-    styled = [line for line in lines if line.strip().startswith("linkStyle")]
-    assert len(styled) == len(edges)
+    names = {}
+    for line in lines:
+        if line.startswith("    n") and "-->" not in line:
+            node, label = line.strip().split('"')[0:2]
+            names[node.rstrip("[({")] = label
+    edges = []
+    for line in lines:
+        if "-->" in line:
+            source, rest = line.strip().split(" -->|")
+            label, target = rest.split("| ")
+            edges.append((names[source], label.strip('"'), names[target]))
+    assert ("the model's tool call", "arrives · taskbot/loop.py:23", "execute_tool") in edges
+    assert ("the model's tool call", "arrives · taskbot/pool.py:12", "run_tool_calls_concurrently") in edges
+    assert ("execute_tool", "raw · taskbot/loop.py:26", "BUILTIN_EXECUTORS") in edges
+    assert ("run_tool_calls_concurrently", "raw · taskbot/pool.py:21", "BUILTIN_EXECUTORS") in edges
+    # the sequential and the concurrent dispatcher hand the other tools to the gated entry
+    assert ("execute_tool", "other tools · taskbot/loop.py:27", "handle_function_call") in edges
+    assert ("run_tool_calls_concurrently", "other tools · taskbot/pool.py:23", "handle_function_call") in edges
+    assert ("handle_function_call", "repairs · taskbot/registry.py:55", "gate coerce_tool_args") in edges
+    assert ("handle_function_call", "gated · taskbot/registry.py:60", "REGISTRY") in edges
+    assert len(edges) == 8, edges
+    assert "    subgraph legend [Legend]" in lines and any("red edge: raw arguments" in line for line in lines)
+    styled = [line.split()[1] for line in lines if line.strip().startswith("linkStyle")]
+    red = [str(number) for number, (_, label, _) in enumerate(edges) if label.startswith("raw")]
+    assert set(red) <= set(styled) and len(styled) == 6  # the two arrivals keep the default style
 
 
 def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(

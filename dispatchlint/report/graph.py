@@ -1,84 +1,216 @@
 """``--graph``: the project's tool-call paths as a Mermaid flowchart.
 
-Tables are cylinders, gates hexagons, dispatching functions boxes; an edge from a function to a table is a
-dispatch, labelled and coloured by what it passes (red: the model's raw arguments reach the tools; green:
-repaired by a gate). Name-test chains appear as their function with one edge per arm.
+The picture starts at the model's tool call and goes to each entry point that dispatches tools (the functions
+nothing else in the picture calls); from there, to the tables it reads tools from, to the gated entry it hands
+the other tools to, and from the gated entry to the gate. Tables are cylinders, gates hexagons, entry points
+boxes. Each edge names the file and line where it is written; red edges carry the model's raw arguments to a
+tool, green ones arguments the gate repaired. A legend says so.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Tuple
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from dispatchlint.analysis.facts import Call, ModuleFacts, Span
 from dispatchlint.analysis.link import GATED, Project, Site
 
-_RAW_STYLE = "stroke:#d33,stroke-width:2px,color:#d33"
-_GATED_STYLE = "stroke:#2a2,stroke-width:2px"
+
+class _Edge(str, Enum):
+    """What an edge stands for; its style follows."""
+
+    START = "arrives"
+    RAW = "raw"
+    GATED = "gated"
+    UNKNOWN = "unknown"
+    HANDS_ON = "other tools"
+    CALLS = "calls"
+    REPAIRS = "repairs"
+    WRAPS = "wraps"
 
 
-class _Nodes:
-    """Stable, Mermaid-safe node ids, declared once."""
+_STYLES = {
+    _Edge.RAW: "stroke:#d33,stroke-width:2px,color:#d33",
+    _Edge.GATED: "stroke:#2a2,stroke-width:2px",
+    _Edge.REPAIRS: "stroke:#2a2,stroke-width:2px",
+    _Edge.WRAPS: "stroke:#2a2,stroke-width:2px",
+    _Edge.HANDS_ON: "stroke:#2a2,stroke-dasharray:4 3",
+}
+_START = ("start", "the model's tool call")
+_SHAPES = {"entry": ("[", "]"), "table": ("[(", ")]"), "gate": ("{{", "}}"), "tools": ("([", "])")}
+
+
+@dataclass(frozen=True)
+class _Link:
+    source: str
+    target: str
+    kind: _Edge
+    where: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.value} · {self.where}" if self.where else self.kind.value
+
+
+class _Picture:
+    """Nodes with stable, Mermaid-safe ids (declared once), and edges (each drawn once)."""
 
     def __init__(self) -> None:
         self.ids: Dict[str, str] = {}
-        self.lines: List[str] = []
+        self.nodes: List[str] = []
+        self.links: List[_Link] = []
 
-    def node(self, key: str, label: str, shape: Tuple[str, str]) -> str:
+    def node(self, key: str, label: str, shape: str) -> str:
         if key not in self.ids:
-            self.ids[key] = f"n{len(self.ids)}_{re.sub(r'[^A-Za-z0-9_]', '_', key)[-40:]}"
-            text = label.replace('"', "'")
-            self.lines.append(f'    {self.ids[key]}{shape[0]}"{text}"{shape[1]}')
+            self.ids[key] = f"n{len(self.ids)}_{re.sub(r'[^A-Za-z0-9_]', '_', re.split(r'[.:]', key)[-1])[:40]}"
+            opening, closing = _SHAPES[shape] if shape in _SHAPES else ("([", "])")
+            self.nodes.append(f'    {self.ids[key]}{opening}"{_text(label)}"{closing}')
         return self.ids[key]
 
+    def link(self, source: str, target: str, kind: _Edge, where: str = "") -> None:
+        """Draw an edge, once: a second call of the same kind between the same nodes adds nothing."""
+        if not any((e.source, e.target, e.kind) == (source, target, kind) for e in self.links):
+            self.links.append(_Link(source, target, kind, where))
 
-def _label(site: Site) -> str:
+
+def _text(label: str) -> str:
+    return label.replace('"', "'").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _where(module: ModuleFacts, span: Span) -> str:
+    return f"{module.path}:{span.line}"
+
+
+def _site_kind(site: Site) -> _Edge:
     if site.unguarded:
-        return "raw"
-    return "gated" if site.verdict == GATED else "unknown"
+        return _Edge.RAW
+    return _Edge.GATED if site.verdict == GATED else _Edge.UNKNOWN
 
 
 def render_graph(project: Project) -> str:
-    nodes = _Nodes()
-    edges: List[Tuple[str, str, str]] = []
-    for module, function in project.gates.gate_locations():
-        nodes.node(f"gate:{module.module}.{function.qualname}", f"gate {function.name}<br/>{module.path}", ("{{", "}}"))
+    picture = _Picture()
+    start = picture.node(*_START, "start")
+    entries: Dict[str, Tuple[ModuleFacts, str]] = {}
+
+    def entry(module: ModuleFacts, qualname: str) -> str:
+        key = f"{module.module}.{qualname}" if qualname else module.module
+        entries.setdefault(key, (module, qualname))
+        return picture.node(f"fn:{key}", qualname or f"<module> of {module.path}", "entry")
+
+    gates = _draw_gates(project, picture)
     for site in project.sites:
-        if not site.tool_like:
+        if not site.tool_like or (site.table is None and site.arm is None) or project.graph.is_test(site.module):
             continue
-        caller = nodes.node(
-            f"fn:{site.module.module}.{site.function}",
-            f"{site.function or '&lt;module&gt;'}<br/>{site.module.path}",
-            ("[", "]"),
-        )
-        label = _label(site)
+        caller = entry(site.module, site.function)
         if site.table is not None:
             table = site.table
-            target = nodes.node(
-                f"table:{table.qualname}", f"{table.display_name}<br/>{table.module.path}", ("[(", ")]")
-            )
-            edges.append((caller, target, f"{label} L{site.span.line}"))
-        elif site.arm is not None:
-            tools = nodes.node(
-                f"arm:{site.module.module}.{site.function}:{site.span.line}", " / ".join(site.arm.names), ("([", "])")
-            )
-            edges.append((caller, tools, f"{label} L{site.span.line}"))
-    for entry in sorted(project.gates.gated_entries):
-        found = project.graph.function(entry)
-        if found is None:
+            target = picture.node(f"table:{table.qualname}", table.display_name, "table")
+            if table.wrapped and gates:
+                picture.link(
+                    target, next(iter(gates.values())), _Edge.WRAPS, _where(table.module, table.definition.span)
+                )
+        else:
+            assert site.arm is not None
+            arm_key = f"arm:{site.module.module}.{site.function}:{site.span.line}"
+            target = picture.node(arm_key, " / ".join(site.arm.names), "tools")
+        picture.link(caller, target, _site_kind(site), _where(site.module, site.span))
+    called = _draw_hand_ons(project, picture, entries, entry)
+    for qualified in sorted(project.gates.gated_entries & set(entries)):
+        module, _ = entries[qualified]
+        _draw_gate_calls(project, picture, picture.ids[f"fn:{qualified}"], module, qualified, gates)
+    arrivals = []
+    for key, (module, _) in sorted(entries.items()):
+        if key not in called:
+            found = project.graph.function(key)
+            where = _where(module, found[1].span) if found is not None else module.path
+            arrivals.append(_Link(start, picture.ids[f"fn:{key}"], _Edge.START, where))
+    picture.links[:0] = arrivals
+    return _mermaid(picture)
+
+
+def _draw_gates(project: Project, picture: _Picture) -> Dict[str, str]:
+    """A node for each gate the project defines, by qualified name."""
+    drawn = {}
+    for module, function in project.gates.gate_locations(top_level_only=True):
+        qualified = f"{module.module}.{function.qualname}"
+        drawn[qualified] = picture.node(f"gate:{qualified}", f"gate {function.name}", "gate")
+    return drawn
+
+
+def _draw_gate_calls(
+    project: Project, picture: _Picture, source: str, module: ModuleFacts, qualified: str, gates: Dict[str, str]
+) -> None:
+    """A gated entry's edges to the gates it calls (the first gate drawn when the call resolves to none)."""
+    for call_module, call in project.graph.calls_in(qualified, nested=True):
+        if not project.gates.is_gate_callee(call_module, call.callee, call.function):
             continue
-        module, function = found
-        source = nodes.node(f"fn:{entry}", f"{function.qualname}<br/>{module.path}", ("[", "]"))
-        for gate_module, gate in project.gates.gate_locations():
-            gate_id = nodes.ids.get(f"gate:{gate_module.module}.{gate.qualname}")
-            if gate_id is not None:
-                edges.append((source, gate_id, "repairs"))
-                break
-    lines = ["flowchart LR"] + nodes.lines
+        resolved = project.graph.resolve(call_module, call.callee, call.function)
+        target = gates.get(resolved or "") or next(iter(gates.values()), None)
+        if target is None:
+            target = picture.node(f"gate:{call.callee}", f"gate {call.callee.split('.')[-1]}", "gate")
+        picture.link(source, target, _Edge.REPAIRS, _where(call_module, call.span))
+
+
+def _draw_hand_ons(
+    project: Project,
+    picture: _Picture,
+    entries: Dict[str, Tuple[ModuleFacts, str]],
+    entry: Callable[[ModuleFacts, str], str],
+) -> Set[str]:
+    """Edges from entry points to the entry points and gated entries they call or hand on
+    (``pool.submit(handle_function_call, ...)``): the sequential and concurrent paths give the other tools to the
+    gated entry. A gated entry reached so is drawn too. The entries called."""
+    called: Set[str] = set()
+    gated = project.gates.gated_entries
+    pending = sorted(key for key, (_, qualname) in entries.items() if qualname)
+    while pending:
+        key = pending.pop(0)
+        for call_module, call in project.graph.calls_in(key, nested=True):
+            for target in _callees(project, call_module, call):
+                found = project.graph.function(target) if target in gated else None
+                if target not in entries and found is not None and not project.graph.is_test(found[0]):
+                    entry(found[0], found[1].qualname)
+                    pending.append(target)
+                if target == key or target not in entries:
+                    continue
+                called.add(target)
+                kind = _Edge.HANDS_ON if target in gated else _Edge.CALLS
+                picture.link(
+                    picture.ids[f"fn:{key}"], picture.ids[f"fn:{target}"], kind, _where(call_module, call.span)
+                )
+    return called
+
+
+def _callees(project: Project, module: ModuleFacts, call: Call) -> List[str]:
+    """The project functions a call runs: its callee, and functions it is handed by name."""
+    class_name = project.graph.class_of(module, call.function)
+    written = [call.callee] + [value for _, kind, value in call.literals if kind == "ref"]
+    found: List[str] = []
+    for name in written:
+        resolved: Optional[str] = project.graph.resolve(module, name, call.function, class_name)
+        if resolved is not None and resolved not in found:
+            found.append(resolved)
+    return found
+
+
+def _mermaid(picture: _Picture) -> str:
+    lines = ["flowchart LR"] + picture.nodes
     styles = []
-    for number, (source, target, label) in enumerate(edges):
-        lines.append(f"    {source} -->|{label}| {target}")
-        if label.startswith("raw"):
-            styles.append(f"    linkStyle {number} {_RAW_STYLE}")
-        elif label.startswith(("gated", "repairs")):
-            styles.append(f"    linkStyle {number} {_GATED_STYLE}")
+    for number, edge in enumerate(picture.links):
+        lines.append(f'    {edge.source} -->|"{_text(edge.label)}"| {edge.target}')
+        if edge.kind in _STYLES:
+            styles.append(f"    linkStyle {number} {_STYLES[edge.kind]}")
+    lines += [
+        "    subgraph legend [Legend]",
+        "        direction TB",
+        '        legend_start(["the model\'s tool call: where arguments arrive"])',
+        '        legend_entry["entry point: a function that runs tools"]',
+        '        legend_table[("tool table")]',
+        '        legend_gate{{"gate: repairs arguments against the schema"}}',
+        '        legend_edges["red edge: raw arguments reach the tools<br/>green edge: repaired by the gate<br/>'
+        'dashed: hands the other tools to the gated entry<br/>each edge: file:line where it is written"]',
+        "    end",
+    ]
     return "\n".join(lines + styles) + "\n"
