@@ -462,7 +462,7 @@ def test_names_defined_through_each_other_do_not_break_the_run(tmp_path: Path, r
 
 
 def test_a_registered_tool_called_directly_with_wire_arguments_is_a_bypass(tmp_path: Path, run_cli) -> None:
-    tools = '''
+    tools = """
 from agent.gate import coerce_tool_args
 
 def memory_tool(action=None, content=None):
@@ -480,8 +480,8 @@ class Registry:
 
 registry = Registry()
 registry.register(name="memory", schema={}, handler=lambda args: memory_tool(**args))
-'''
-    loop = '''
+"""
+    loop = """
 import json
 from agent.tools import memory_tool, registry
 
@@ -496,21 +496,21 @@ def step(tc):
 
 def warm_up():
     return memory_tool(action="list")
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/tools.py": tools, "agent/loop.py": loop}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:9")}
 
 
 def test_one_line_bodies_are_read_like_blocks(tmp_path: Path, run_cli) -> None:
-    source = '''
+    source = """
 import json
 from agent.registry import REGISTRY
 
 def run(call):
     fn = REGISTRY.get(call.function.name)
     if fn: return fn(**json.loads(call.function.arguments))
-'''
+"""
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:7")}
@@ -634,3 +634,47 @@ def test_executors_offered_to_the_model_by_signature_have_a_schema(tmp_path: Pat
     }
     result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "DL401")
     assert result.locations() == {("DL401", "agent/loop.py:13")}
+
+
+REGISTRY_ROUND_TRIP = """
+from agent.gate import coerce_tool_args
+
+class Tool:
+    def __init__(self, fn, key):
+        self.fn = fn
+        self.key = key
+
+    def run(self, arguments):
+        return self.fn(**coerce_tool_args(self.key, arguments))
+
+
+class {cls}({base}):
+    def register_with_docket(self, docket: "Docket") -> None:
+        docket.register({registered}, names=[self.key])
+
+    async def add_to_docket(self, docket: "Docket", arguments, **options):
+        return await docket.add(self.key, **options)(**arguments)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cls", "base", "registered", "expected"),
+    [
+        ("FunctionTool", "Tool", "self.fn", {("DL101", "agent/tools.py:18")}),
+        ("FunctionTool", "Tool", "self.run", set()),  # the validating entry is what the registry runs
+        ("FunctionPrompt", "object", "self.fn", set()),  # a prompt registered the same way runs no tool
+    ],
+)
+def test_a_tool_class_that_registers_its_bare_function_with_a_registry(
+    tmp_path: Path, run_cli, cls: str, base: str, registered: str, expected: set
+) -> None:
+    """``docket.register(self.fn)`` then ``docket.add(self.key)(**arguments)``: the registry runs the bare
+    function past the validation in ``run``."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/gate.py": GATE,
+        "agent/registry.py": REGISTRY,
+        "agent/tools.py": REGISTRY_ROUND_TRIP.format(cls=cls, base=base, registered=registered),
+    }
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == expected

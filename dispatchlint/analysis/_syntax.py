@@ -41,6 +41,11 @@ RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "fu
 RAW_ARGUMENT_METHODS = frozenset({"args_as_dict", "args_as_json_str"})
 
 #: Names that, as a dispatch key, say "this is a tool's name".
+#: Attributes that reach past a tool object's own validation to the bare function it wraps.
+BYPASS_ATTRIBUTES = frozenset(
+    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
+)
+
 _TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})
 
 _UNKNOWN_LITERAL = object()

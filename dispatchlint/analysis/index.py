@@ -58,10 +58,6 @@ _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
 
-#: Attributes that reach past a tool object's own validation to the bare function it wraps.
-BYPASS_ATTRIBUTES = frozenset(
-    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
-)
 
 
 class _Callable(NamedTuple):
@@ -836,6 +832,8 @@ class _ModuleIndexer:
         kind, via = SiteKind.CALL, ""
         if source is None:
             source, kind, via = self._bypass_source(call.func, scope)
+        if source is None and kind is SiteKind.CALL:
+            source = self._registry_lookup(call.func)
         if source is None:
             callee = syn.dotted_name(call.func) or ""
             last = callee.split(".")[-1]
@@ -864,13 +862,22 @@ class _ModuleIndexer:
             )
         )
 
+    def _registry_lookup(self, func: cst.BaseExpression) -> Optional[_Callable]:
+        """``docket.add(key, **options)(**arguments)``: what a method of an object returns for a key, called."""
+        if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.args):
+            return None
+        resolver, first = syn.dotted_name(func.func), func.args[0]
+        if resolver is None or "." not in resolver or first.keyword is not None or first.star:
+            return None
+        return _Callable("", resolver, self._text(first.value), syn.is_tool_name_key(first.value))
+
     def _bypass_source(self, func: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[_Callable], SiteKind, str]:
         """``T[name].func(...)``, ``tool._run(...)``: a call that reaches past a looked-up tool object."""
         reached: List[str] = []
         while isinstance(func, cst.Attribute):
             reached.append(func.attr.value)
             func = func.value
-        if not reached or reached[0] not in BYPASS_ATTRIBUTES:
+        if not reached or reached[0] not in syn.BYPASS_ATTRIBUTES:
             # ``tool.func.async_call(...)`` calls a method of the wrapped object, not the bare function
             if len(reached) != 1:
                 return None, SiteKind.CALL, ""

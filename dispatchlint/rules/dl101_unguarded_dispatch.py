@@ -218,6 +218,12 @@ class UnguardedDispatch(Rule):
                     f"`.{attribute}` reaches past the validation of the tool `{site.constructed}` built {where}: the "
                     f"model's raw arguments skip its `args_schema`; call its public entry (`run`, `invoke`)"
                 )
+            if site.registered_by:
+                return (
+                    f"`{display_function(site.function)}` runs the bare `self.{attribute}` that "
+                    f"`{display_function(site.registered_by)}` registered, with the model's raw arguments: the "
+                    f"registry calls it past the validation in the tool's public entry; register that entry instead"
+                )
             if attribute == "__wrapped__":
                 return (
                     f"`.__wrapped__` reaches past the wrapper around the tool looked up by `{site.key}` {where}: "

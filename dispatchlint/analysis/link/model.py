@@ -178,6 +178,8 @@ class Site:
     sink_method: bool = False
     #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
     via: str = ""
+    #: The method that registered the bare function ``via`` with the registry this site calls through.
+    registered_by: str = ""
 
     @property
     def method(self) -> str:

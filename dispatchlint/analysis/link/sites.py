@@ -9,6 +9,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import (
     Call,
     Dispatch,
@@ -41,6 +42,11 @@ from dispatchlint.analysis.link.model import (
     within,
 )
 from dispatchlint.analysis.link.taint import Taint
+
+
+def _registry_identity(definition: FunctionDef, parameter: str) -> str:
+    """What a registry parameter is: its declared type, else its name."""
+    return dict(definition.annotations).get(parameter) or parameter
 
 
 class Dispatches:
@@ -113,6 +119,7 @@ class Dispatches:
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
         sites.extend(self._direct_sites(sites))
+        sites.extend(self._registry_round_trips())
         sites = self._judge_method_sites(sites)
         corroborated_tables = {
             id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
@@ -154,6 +161,7 @@ class Dispatches:
         bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = (),
         constructed: str = "",
         sink_method: bool = False,
+        registered_by: str = "",
     ) -> Site:
         """The site of a dispatch (what it hands the tool is its arguments' flows)."""
         return Site(
@@ -170,6 +178,7 @@ class Dispatches:
             flows=tuple((dispatch.function, flow) for flow in dispatch.args),
             sink_method=sink_method,
             via=dispatch.via,
+            registered_by=registered_by,
         )
 
     def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:
@@ -239,6 +248,49 @@ class Dispatches:
                         flows=tuple((call.function, flow) for flow in flows),
                     )
                 )
+        return found
+
+    def _registry_round_trips(self) -> List[Site]:
+        """A tool class that registers its bare function with a registry object handed in (``docket.register(
+        self.fn, names=[self.key])``) and, in another method, calls what the same kind of registry returns for a
+        key with its arguments (``docket.add(self.key)(**arguments)``): the registry runs the function past the
+        validation of the class's own entry (``run``), which is what the rest of the project calls."""
+        found: List[Site] = []
+        for module in self.graph.modules:
+            registered = self._bare_registrations(module)
+            for dispatch in module.dispatches if registered else ():
+                holder = dispatch.resolver.rpartition(".")[0]
+                located = self.graph.function(f"{module.module}.{dispatch.function}")
+                if dispatch.kind is not SiteKind.CALL or dispatch.table or located is None:
+                    continue
+                registration = registered.get((located[1].class_name, _registry_identity(located[1], holder)))
+                if registration is None or not self._is_tool_class(f"{module.module}.{located[1].class_name}"):
+                    continue  # a prompt or a resource registered the same way runs no tool
+                attribute, registrar = registration
+                verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+                reached = replace(dispatch, kind=SiteKind.BYPASS, via=attribute)
+                found.append(self._site(module, reached, True, verdict, registered_by=registrar))
+        return found
+
+    def _is_tool_class(self, qualified: str) -> bool:
+        """A class that is a tool by its lineage (``FunctionTool(Tool)``), not only a component like one."""
+        return any("tool" in cls.rsplit(".", 1)[-1].lower() for cls in self.graph.mro(qualified))
+
+    @staticmethod
+    def _bare_registrations(module: ModuleFacts) -> Dict[Tuple[str, str], Tuple[str, str]]:
+        """``(class, registry parameter's type or name) -> (bare attribute, registering method)`` for each
+        method that hands a registry parameter one of its object's bare functions (``self.fn``)."""
+        definitions = {definition.qualname: definition for definition in module.functions}
+        found: Dict[Tuple[str, str], Tuple[str, str]] = {}
+        for call in module.calls:
+            definition = definitions.get(call.function)
+            holder, _, method = call.callee.rpartition(".")
+            if definition is None or not definition.class_name or holder not in definition.params[1:]:
+                continue
+            registered = next((value for slot, kind, value in call.literals if slot == "0" and kind == "ref"), "")
+            owner, _, attribute = registered.partition(".")
+            if "register" in method and owner == "self" and attribute in syn.BYPASS_ATTRIBUTES:
+                found[(definition.class_name, _registry_identity(definition, holder))] = (attribute, call.function)
         return found
 
     @staticmethod
