@@ -26,7 +26,7 @@ class FixCase:
 
 def fix_cases() -> List[FixCase]:
     """``fixtures/fix_NAME/expected_fixed``: the fix of the project beside it, or of ``fixtures/NAME`` when
-    ``fix_NAME`` holds no project of its own (``fix_example`` is the fix of the DESIGN.md example)."""
+    ``fix_NAME`` holds no project of its own (``fix_example`` is the fix of ``example``, see ``docs/defect.md``)."""
     cases = []
     for directory in sorted(FIXTURES.glob("fix_*")):
         before = directory if (directory / "expected.txt").is_file() else FIXTURES / directory.name[len("fix_") :]

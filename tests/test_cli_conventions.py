@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, subprocess_env, write_project
+from conftest import FIXTURES, subprocess_env, valid_sarif, write_project
 
 EXAMPLE = FIXTURES / "example"
 ANSI = "\x1b["
@@ -65,7 +65,7 @@ def test_output_file_receives_the_report(tmp_path: Path, run_cli) -> None:
     target = tmp_path / "reports" / "dispatchlint.sarif"
     result = run_cli(EXAMPLE, "--output-format", "sarif", "-o", str(target))
     assert result.exit_code == 1 and result.stdout == ""
-    assert len(json.loads(target.read_text(encoding="utf-8"))["runs"][0]["results"]) == 3
+    assert len(valid_sarif(target.read_text(encoding="utf-8"))["runs"][0]["results"]) == 3
     text = tmp_path / "report.txt"
     run_cli(EXAMPLE, "--output-file", str(text))
     assert "Found 3 findings." in text.read_text(encoding="utf-8") and ANSI not in text.read_text(encoding="utf-8")

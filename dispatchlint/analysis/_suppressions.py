@@ -27,10 +27,14 @@ def find_suppressions(source: str) -> Tuple[Suppression, ...]:
     """Every suppression directive in ``source``'s comments, in order. A file the tokenizer stops on keeps the
     directives read up to there."""
     found: List[Suppression] = []
-    if not _MAYBE.search(source):
+    candidates = [match.start() for match in _MAYBE.finditer(source)]
+    if not candidates:
         return ()
+    last_line = source.count("\n", 0, candidates[-1]) + 1
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.start[0] > last_line:
+                break  # no directive after this line
             if token.type == tokenize.COMMENT:
                 found.extend(_directives(token.string, token.start[0], token.start[1]))
     except (tokenize.TokenError, SyntaxError):

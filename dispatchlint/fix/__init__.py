@@ -1,4 +1,4 @@
-"""``dispatchlint --fix``: rewrite a project to the single wrapped-table pattern (DESIGN.md section 1).
+"""``dispatchlint --fix``: rewrite a project to the single wrapped-table pattern (``docs/defect.md``).
 
 The pipeline, one small module each:
 

@@ -49,7 +49,7 @@ def fits(*parts: str) -> bool:
 
 
 def gate_wrapper(name: str, shape: CallShape, gate: str, lazy_import: Optional[str]) -> str:
-    """``def _coerced(name, executor)``: the DESIGN.md section 1 wrapper, for the executors' call shape."""
+    """``def _coerced(name, executor)``: the wrapper of ``docs/defect.md``, for the executors' call shape."""
     if shape.asynchronous is None:
         inner = _run(shape, gate, lazy_import, asynchronous=True, function="run_async")
         body = (

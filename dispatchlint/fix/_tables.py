@@ -1,7 +1,7 @@
 """DL101/DL102 fix for tables: wrap every value where it enters the table, so every reader is guarded.
 
 - A module-level literal or comprehension ``NAME = {...}`` becomes ``_RAW_NAME = {...}`` followed by the wrapped
-  table ``NAME = {name: _coerced(name, executor) for name, executor in _RAW_NAME.items()}`` (DESIGN.md section 1),
+  table ``NAME = {name: _coerced(name, executor) for name, executor in _RAW_NAME.items()}`` (``docs/defect.md``),
   or ``NAME = wrap_table(_RAW_NAME, SCHEMAS)`` in a project with no gate. Readers in every module keep reading
   ``NAME`` and get the wrapped executors; no dispatch path changes.
 - A class or instance attribute (``self.tools = {...}``) or a function-local table is wrapped in place.
