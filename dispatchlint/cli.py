@@ -314,7 +314,7 @@ def _run(options: _Options, report: _Report) -> int:
     if options.show_files or options.show_settings:
         plans = plan_run(paths, run_options)
         shown = render_files(plans, Path.cwd(), options.machine) if options.show_files else None
-        report.write(shown if shown is not None else render_settings(plans[0], options.machine))
+        report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
     recorded = (
@@ -331,7 +331,8 @@ def _run(options: _Options, report: _Report) -> int:
     results = run()
     _print_notes(results, options)
     if options.graph:
-        report.write("\n".join(render_graph(result.project) for result in results))
+        cwd = Path.cwd()
+        report.write(render_graph([(_shown_path(result.root, cwd), result.project) for result in results]))
         return EXIT_CLEAN
     if options.diff:
         return _diff(results, options, report)
@@ -415,6 +416,11 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
     return paths, run_options
 
 
+def _shown_path(path: Path, cwd: Path) -> str:
+    """``path`` as the user sees it: relative to the working directory, with forward slashes."""
+    return Path(os.path.relpath(path, cwd)).as_posix()
+
+
 def _codes(values: Tuple[str, ...]) -> Tuple[str, ...]:
     return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
 
@@ -430,8 +436,7 @@ def _render(
     if machine is not None:
         return machine(_report(results, found, cwd))
     sources = {
-        Path(os.path.relpath(path, cwd)).as_posix(): data.decode("utf-8", errors="replace")
-        for path, data in run_options.contents.items()
+        _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
     color = _use_color(options.color, report.tty)
     return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources)
@@ -452,13 +457,16 @@ def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
 
 
 def _print_timings(results: Sequence[RunResult], total: float) -> None:
-    """``--verbose``: the time each file took to index (or that the cache served it), then each stage's."""
+    """``--verbose``: the time each file took to index (or that the cache served it), then each project's
+    stages, then the whole run's."""
+    cwd = Path.cwd()
     for result in results:
         for name, seconds in result.file_times:
             took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
-            click.echo(f"timing: {name}: {took}", err=True)
+            click.echo(f"timing: {_shown_path(result.root / name, cwd)}: {took}", err=True)
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
-        click.echo(f"timing: {len(result.file_times)} files; {stages}; total {total * 1000:.1f} ms", err=True)
+        click.echo(f"timing: {len(result.file_times)} files; {stages}", err=True)
+    click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
 
 
 def _fixes(
@@ -492,7 +500,7 @@ def _fix(results: Sequence[RunResult], options: _Options) -> Tuple[bool, str]:
     changes, notes, hint = _fixes(results, options.unsafe_fixes)
     write_all(changes)
     for path in changes:
-        shown = Path(os.path.relpath(path, Path.cwd())).as_posix()
+        shown = _shown_path(path, Path.cwd())
         _note(options, f"Rewriting {shown}: {'; '.join(notes[path])}\n")
     return bool(changes), hint
 

@@ -116,7 +116,7 @@ def test_show_settings_prints_every_resolved_key(tmp_path: Path, run_cli) -> Non
     text = run_cli(project, "--show-settings")
     assert text.exit_code == 0
     assert f'root = "{project.resolve()}"' in text.stdout and 'gates = ["taskbot.gate.coerce_tool_args"]' in text.stdout
-    machine = json.loads(run_cli(project, "--show-settings", "--output-format", "json").stdout)["settings"]
+    (machine,) = json.loads(run_cli(project, "--show-settings", "--output-format", "json").stdout)["projects"]
     assert machine["config"] == str((project / "pyproject.toml").resolve())
     assert "DL401" in machine["rules"] and machine["extend-select"] == ["DL4"]
     assert machine["cache"] is None  # the tests run with --no-cache
@@ -147,7 +147,8 @@ def test_verbose_adds_each_files_timing(run_cli) -> None:
     result = run_cli(EXAMPLE, "-v")
     timed = [line for line in result.stderr.splitlines() if line.startswith("timing: taskbot/")]
     assert len(timed) == 7 and all(line.endswith(" ms") for line in timed)
-    assert "trace:" in result.stdout and result.stderr.splitlines()[-1].startswith("timing: 7 files; link ")
+    assert "trace:" in result.stdout and result.stderr.splitlines()[-2].startswith("timing: 7 files; link ")
+    assert result.stderr.splitlines()[-1].startswith("timing: total ")
 
 
 def test_verbose_says_which_files_the_cache_served(tmp_path: Path, run_cli) -> None:
@@ -275,3 +276,16 @@ def test_configured_names_that_resolve_to_nothing_are_warned_about(tmp_path: Pat
     assert "'taskbot.builtin.EXTRA'" in warnings[2] and "'taskbot.schemaz'" in warnings[3]
     assert len([f for f in result.findings() if f["code"] == "DL101"]) == 2 and result.exit_code == 1
     assert "warning:" not in run_cli(project, "-q").stderr
+
+
+def test_show_settings_prints_each_project_of_a_monorepo(tmp_path: Path, run_cli) -> None:
+    for name, gate in (("alpha", "alpha.gate.fix_args"), ("beta", "beta.gate.repair")):
+        (tmp_path / name).mkdir()
+        write_project(tmp_path / name, {f"{name}/__init__.py": ""}, {"gates": [gate]})
+    projects = json.loads(run_cli(tmp_path, "--show-settings", "--format", "json", "alpha", "beta").stdout)["projects"]
+    assert [(Path(p["root"]).name, p["gates"]) for p in projects] == [
+        ("alpha", ["alpha.gate.fix_args"]),
+        ("beta", ["beta.gate.repair"]),
+    ]
+    text = run_cli(tmp_path, "--show-settings", "alpha", "beta").stdout
+    assert text.count("root = ") == 2

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.facts import Call, ModuleFacts, Span
 from dispatchlint.analysis.link import GATED, Project, Site
@@ -57,14 +57,18 @@ class _Link:
 class _Picture:
     """Nodes with stable, Mermaid-safe ids (declared once), and edges (each drawn once)."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
+        #: Keeps the ids of several projects' pictures apart in one flowchart.
+        self.prefix = prefix
         self.ids: Dict[str, str] = {}
         self.nodes: List[str] = []
         self.links: List[_Link] = []
 
     def node(self, key: str, label: str, shape: str) -> str:
         if key not in self.ids:
-            self.ids[key] = f"n{len(self.ids)}_{re.sub(r'[^A-Za-z0-9_]', '_', re.split(r'[.:]', key)[-1])[:40]}"
+            self.ids[key] = (
+                f"{self.prefix}n{len(self.ids)}_{re.sub(r'[^A-Za-z0-9_]', '_', re.split(r'[.:]', key)[-1])[:40]}"
+            )
             opening, closing = _SHAPES[shape] if shape in _SHAPES else ("([", "])")
             self.nodes.append(f'    {self.ids[key]}{opening}"{_text(label)}"{closing}')
         return self.ids[key]
@@ -89,8 +93,16 @@ def _site_kind(site: Site) -> _Edge:
     return _Edge.GATED if site.verdict == GATED else _Edge.UNKNOWN
 
 
-def render_graph(project: Project) -> str:
-    picture = _Picture()
+def render_graph(projects: Sequence[Tuple[str, Project]]) -> str:
+    """One flowchart; with several projects (a monorepo), each is a subgraph named by its ``label``."""
+    pictures = [
+        _picture(project, f"p{number}_" if len(projects) > 1 else "") for number, (_, project) in enumerate(projects)
+    ]
+    return _mermaid([(label, picture) for (label, _), picture in zip(projects, pictures)])
+
+
+def _picture(project: Project, prefix: str) -> _Picture:
+    picture = _Picture(prefix)
     start = picture.node(*_START, "start")
     entries: Dict[str, Tuple[ModuleFacts, str]] = {}
 
@@ -127,7 +139,7 @@ def render_graph(project: Project) -> str:
             where = _where(module, found[1].span) if found is not None else module.path
             arrivals.append(_Link(start, picture.ids[f"fn:{key}"], _Edge.START, where))
     picture.links[:0] = arrivals
-    return _mermaid(picture)
+    return picture
 
 
 def _draw_gates(project: Project, picture: _Picture) -> Dict[str, str]:
@@ -195,10 +207,18 @@ def _callees(project: Project, module: ModuleFacts, call: Call) -> List[str]:
     return found
 
 
-def _mermaid(picture: _Picture) -> str:
-    lines = ["flowchart LR"] + picture.nodes
+def _mermaid(pictures: Sequence[Tuple[str, _Picture]]) -> str:
+    lines = ["flowchart LR"]
+    links: List[_Link] = []
+    for label, picture in pictures:
+        if len(pictures) > 1:
+            lines.append(f'    subgraph {picture.prefix}project ["{_text(label)}"]')
+            lines += ["    " + node for node in picture.nodes] + ["    end"]
+        else:
+            lines += picture.nodes
+        links += picture.links
     styles = []
-    for number, edge in enumerate(picture.links):
+    for number, edge in enumerate(links):
         lines.append(f'    {edge.source} -->|"{_text(edge.label)}"| {edge.target}')
         if edge.kind in _STYLES:
             styles.append(f"    linkStyle {number} {_STYLES[edge.kind]}")

@@ -97,17 +97,20 @@ def settings_of(plan: "RunPlan") -> Dict[str, Any]:
     return settings
 
 
-def render_settings(plan: "RunPlan", machine: bool) -> str:
-    settings = settings_of(plan)
+def render_settings(plans: Sequence["RunPlan"], machine: bool) -> str:
+    """Each project's settings (one project per root the paths lie in), as TOML-like text or JSON."""
     if machine:
-        return _json({"settings": settings})
-    lines = []
-    for key, value in settings.items():
-        if value is None:
-            lines.append(f"# {key}: none")
-        elif isinstance(value, dict):
-            table = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items())
-            lines.append(f"{key} = {{ {table} }}" if table else f"{key} = {{}}")
-        else:
-            lines.append(f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
+        return _json({"projects": [settings_of(plan) for plan in plans]})
+    blocks = []
+    for plan in plans:
+        lines = []
+        for key, value in settings_of(plan).items():
+            if value is None:
+                lines.append(f"# {key}: none")
+            elif isinstance(value, dict):
+                table = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items())
+                lines.append(f"{key} = {{ {table} }}" if table else f"{key} = {{}}")
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
