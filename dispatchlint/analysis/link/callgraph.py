@@ -14,6 +14,7 @@ from dispatchlint.analysis.facts import (
     ModuleFacts,
 )
 from dispatchlint.analysis.link.model import (
+    Hop,
     Invocation,
     base_name,
     param_at,
@@ -147,12 +148,12 @@ class CallGraph:
             parameter = param_at(call, definition, slot)
             if parameter is None:
                 continue
-            context = (module, call, definition)
+            context = (Hop(module, call, definition),)
             for inner_module, inner in self.calls_in(receiver, nested=True):
                 if inner.callee == parameter:
                     found.append(Invocation(inner_module, inner, context))
                 elif any(kind == "ref" and value == parameter for _, kind, value in inner.literals):
-                    found.extend(self._handed_onwards(inner_module, inner, parameter, depth))
+                    found.extend(self._handed_onwards(inner_module, inner, parameter, context))
             for attribute in stored_attributes(receiver_module, definition, parameter):
                 for method_call in receiver_module.calls:
                     if method_call.callee == f"self.{attribute}" and base_name(
@@ -161,17 +162,25 @@ class CallGraph:
                         found.append(Invocation(receiver_module, method_call))
         return found
 
-    def _handed_onwards(self, module: ModuleFacts, call: Call, parameter: str, depth: int) -> List[Invocation]:
-        """A receiver hands the function on again (``return self._next(execute, args)``)."""
+    def _handed_onwards(
+        self, module: ModuleFacts, call: Call, parameter: str, context: Tuple[Hop, ...]
+    ) -> List[Invocation]:
+        """A receiver hands the function on again (``return _timed(execute, args)``), up to three receivers
+        deep; each hop is kept, so that what the last one passes is read back through them all."""
         slots = [slot for slot, kind, value in call.literals if kind == "ref" and value == parameter]
         receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
         located = self.function(receiver) if receiver else None
-        if located is None or receiver is None:
+        if located is None or receiver is None or len(context) >= 3:
             return []
+        context = context + (Hop(module, call, located[1]),)
         found = []
         for slot in slots:
             inner_parameter = param_at(call, located[1], slot)
-            for inner_module, inner in self.calls_in(receiver, nested=True) if inner_parameter else []:
+            if inner_parameter is None:
+                continue
+            for inner_module, inner in self.calls_in(receiver, nested=True):
                 if inner.callee == inner_parameter:
-                    found.append(Invocation(inner_module, inner))
+                    found.append(Invocation(inner_module, inner, context))
+                elif any(kind == "ref" and value == inner_parameter for _, kind, value in inner.literals):
+                    found.extend(self._handed_onwards(inner_module, inner, inner_parameter, context))
         return found

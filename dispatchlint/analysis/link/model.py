@@ -198,34 +198,48 @@ class Site:
 
 
 @dataclass(frozen=True)
+class Hop:
+    """A call that hands a function on to a receiver (``run_middleware(name, args, lambda a: fn(a))``)."""
+
+    module: ModuleFacts
+    call: Call
+    receiver: FunctionDef
+
+
+@dataclass(frozen=True)
 class Invocation:
     """A call that runs a function: a direct call, or a call of the parameter it was handed to.
 
-    ``context`` is set for the latter: the call that handed the function on (and the receiver's definition),
-    so that what the receiver passes from its own parameters is read at that call, not at every call of the
-    receiver (``run_middleware(name, gated, lambda a: fn(a))`` and ``run_middleware(name, raw, ...)`` differ).
+    ``context`` is set for the latter: the calls that handed the function on, outermost first, each with the
+    receiver's definition, so that what a receiver passes from its own parameters is read at the call that
+    handed it the function, not at every call of the receiver (``run_middleware(name, gated, lambda a: fn(a))``
+    and ``run_middleware(name, raw, ...)`` differ, however many receivers hand the function on).
     """
 
     module: ModuleFacts
     call: Call
-    context: Optional[Tuple[ModuleFacts, Call, FunctionDef]] = None
+    context: Tuple[Hop, ...] = ()
 
     def handed_for(self, flow: Flow) -> bool:
         """The flow is a parameter of the receiver that was handed the function: the handing call says what it
         is, not the receiver's other callers."""
-        return (
-            self.context is not None
-            and isinstance(flow, Param)
-            and base_name(flow.function) == base_name(self.context[2].qualname)
-        )
+        return bool(self.context) and _parameter_of(flow, self.context[-1].receiver)
 
     def where_read(self, flow: Flow) -> Tuple[Optional[Flow], ModuleFacts, str]:
-        """Where a flow this invocation passes is read: at the handing call (see :meth:`handed_for`; None when
-        it passes nothing there), or else in the invoking function."""
-        if self.context is not None and isinstance(flow, Param) and self.handed_for(flow):
-            module, call, receiver = self.context
-            return bind(call, receiver, flow.name), module, call.function
-        return flow, self.module, self.call.function
+        """Where a flow this invocation passes is read: at the handing calls, from the innermost out, while it
+        is a parameter of their receivers (None when a call passes nothing there), or else where it is."""
+        read: Optional[Flow] = flow
+        module, function = self.module, self.call.function
+        for hop in reversed(self.context):
+            if read is None or not _parameter_of(read, hop.receiver):
+                break
+            assert isinstance(read, Param)
+            read, module, function = bind(hop.call, hop.receiver, read.name), hop.module, hop.call.function
+        return read, module, function
+
+
+def _parameter_of(flow: Flow, receiver: FunctionDef) -> bool:
+    return isinstance(flow, Param) and base_name(flow.function) == base_name(receiver.qualname)
 
 
 def combine(verdicts: Sequence[Verdict], every: bool) -> Verdict:

@@ -186,10 +186,12 @@ class Taint:
             )
             read, module, function = invocation.where_read(bound)
             before = self._explain(read, module, function, depth + 1, seen) if read is not None else []
-            if invocation.context is not None and invocation.handed_for(bound):
-                handing_module, handing_call, receiver = invocation.context
-                handed = f"handed to `{display_function(receiver.qualname)}`"
-                return before + [Step(handing_module.path, handing_call.span, handed), step]
+            if invocation.handed_for(bound):
+                hops = [
+                    Step(hop.module.path, hop.call.span, f"handed to `{display_function(hop.receiver.qualname)}`")
+                    for hop in invocation.context
+                ]
+                return before + hops + [step]
             return before + [step]
         return []
 
