@@ -1,4 +1,5 @@
-"""Every DL101 names its path: where the model's arguments come from, each call that hands them on, the sink."""
+"""Every finding names its path: for DL101, where the model's arguments come from, each call that hands them on,
+the sink; for DL201, the tool, its gate and the second parse; for DL301, the repair and the late restore."""
 
 from __future__ import annotations
 
@@ -26,6 +27,37 @@ def test_json_trace_follows_a_lambda_through_the_runner(run_cli) -> None:
     assert "run_middleware" in trace[1]["message"]
     assert "the lambda in `execute_tool`" in trace[2]["message"]
     assert trace[-1]["message"].startswith("sink:")
+
+
+def test_a_function_handed_on_twice_is_traced_through_both_receivers(run_cli) -> None:
+    findings = run_cli(TAINT, "--format", "json").findings()
+    trace = _finding(findings, "opsagent/loop.py", 43)["trace"]
+    messages = [step["message"] for step in trace]
+    assert [(step["path"], step["line"]) for step in trace] == [
+        ("opsagent/loop.py", 41),
+        ("opsagent/loop.py", 43),
+        ("opsagent/middleware.py", 34),
+        ("opsagent/middleware.py", 40),
+        ("opsagent/loop.py", 43),
+    ]
+    assert "run_timed" in messages[1] and "_timed" in messages[2]
+
+
+def test_handrolled_parse_trace_names_the_tool_the_gate_and_the_parse(run_cli) -> None:
+    findings = run_cli(FIXTURES / "example", "--format", "json").findings()
+    trace = _finding(findings, "taskbot/builtin.py", 13)["trace"]
+    assert [(step["path"], step["line"]) for step in trace] == [
+        ("taskbot/builtin.py", 29),  # "plan": _plan in BUILTIN_EXECUTORS
+        ("taskbot/gate.py", 83),  # def coerce_tool_args
+        ("taskbot/builtin.py", 13),  # steps = json.loads(steps)
+    ]
+    assert "tool `plan`" in trace[0]["message"] and "coerce_tool_args" in trace[1]["message"]
+
+
+def test_late_restore_trace_shows_the_repair_then_the_restore(run_cli) -> None:
+    findings = run_cli(FIXTURES / "sanitized_names", "--format", "json").findings()
+    trace = next(f for f in findings if f["code"] == "DL301")["trace"]
+    assert [(step["path"], step["line"]) for step in trace] == [("mailroom/gate.py", 14), ("mailroom/gate.py", 22)]
 
 
 def test_chain_arm_trace_goes_through_the_closure(run_cli) -> None:

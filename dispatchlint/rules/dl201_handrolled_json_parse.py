@@ -123,7 +123,23 @@ class HandrolledJsonParse(Rule):
                     self._related(project, sorted(names)),
                     fixable=fix.fixable,
                     fix_safety=fix.safety(SAFE),
+                    trace=self._trace(project, module, parse, qualified),
                 )
+
+    @staticmethod
+    def _trace(project: Project, module: ModuleFacts, parse: JsonParse, qualified: str) -> List[Related]:
+        """Where the function becomes a tool, the gate that repairs the parameter, then the second parse."""
+        steps = [
+            related(entry.module, entry.span, f"tool `{entry.key}` runs `{parse.function}`")
+            for table in project.dispatches.tool_tables()
+            for entry in table.entries
+            if qualified in entry.executors and entry.key is not None
+        ][:1]
+        steps += [
+            related(gate_module, gate.span, f"the gate `{gate.name}` repairs `{parse.parameter}` from the schema")
+            for gate_module, gate in project.gates.gate_locations(top_level_only=True)[:1]
+        ]
+        return steps + [related(module, parse.span, f"`{parse.parameter}` is parsed again, by hand")]
 
     def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
         parser = parse.parser

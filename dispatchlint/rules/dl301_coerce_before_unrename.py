@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
+from dispatchlint.analysis.facts import Span
 from dispatchlint.analysis.link import Project
 from dispatchlint.fix import gate_decision
 from dispatchlint.rules._base import UNSAFE, Case, Finding, Rule, related
@@ -92,14 +93,14 @@ class CoerceBeforeUnrename(Rule):
             return
         for module, function in project.gates.gate_locations(top_level_only=True):
             qualified = f"{module.module}.{function.qualname}"
-            by_key: List[int] = list(function.property_read_lines)
-            restores: List[int] = []
+            by_key: List[Span] = [Span(line, 1, line, 1) for line in function.property_read_lines]
+            restores: List[Span] = []
             for call_module, call in project.graph.calls_in(qualified, nested=True):
                 if project.gates.is_sanitizer(call_module, call.callee, call.function):
-                    restores.append(call.span.line)
+                    restores.append(call.span)
                 elif project.gates.reads_properties(call_module, call.callee, call.function):
-                    by_key.append(call.span.line)
-            if not by_key or (restores and min(restores) < min(by_key)):
+                    by_key.append(call.span)
+            if not by_key or (restores and _first(restores).line < _first(by_key).line):
                 continue
             sanitizer = sanitizers[0].split(".")[-1]
             order = "before restoring" if restores else "without restoring"
@@ -113,4 +114,10 @@ class CoerceBeforeUnrename(Rule):
                 [related(found[0], found[1].span, f"sanitizer `{sanitizer}`")] if found else [],
                 fixable=fix.fixable,
                 fix_safety=fix.safety(UNSAFE),
+                trace=[related(module, _first(by_key), "arguments are repaired by property name here")]
+                + [related(module, _first(restores), "the sanitized names are restored only here")] * bool(restores),
             )
+
+
+def _first(spans: List[Span]) -> Span:
+    return min(spans, key=lambda span: (span.line, span.column))
