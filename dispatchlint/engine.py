@@ -18,7 +18,7 @@ from dispatchlint.fix import bind
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.rules import Finding, Rule, all_rules
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
-from dispatchlint.suppress import SuppressionIndex, covers
+from dispatchlint.suppress import PerFileIgnores, SuppressionIndex, covers
 
 
 class UsageError(Exception):
@@ -237,26 +237,15 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
 
 
 def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> List[Finding]:
-    """Run the rules and keep what is reported. When DL002 judges the suppressions, every rule runs, so that a
-    suppression kept for a rule not enabled in this run is not called idle; only the chosen rules are reported."""
-    chosen = {rule.code for rule in plan.rules}
-    judge = next((rule for rule in plan.rules if isinstance(rule, UnusedSuppression)), None)
-    running = [cls() for cls in all_rules().values()] if judge is not None else list(plan.rules)
-    per_file = [(PathMatcher([pattern]), codes) for pattern, codes in plan.config.per_file_ignores]
-
-    def ignored(finding: Finding) -> bool:
-        return any(matcher.matches(finding.path) and _code_in(finding.code, codes) for matcher, codes in per_file)
-
+    """Run the chosen rules and keep what is reported: not ignored for its file, not suppressed in the code (a
+    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), under the paths."""
+    per_file = PerFileIgnores(plan.config.per_file_ignores)
     kept = []
-    for rule in running:
-        if isinstance(rule, UnusedSuppression):
-            continue
+    for rule in plan.rules:
         for finding in rule.check(project):
-            if not ignored(finding) and not suppressions.hides(finding) and finding.code in chosen:
+            lines = not isinstance(rule, UnusedSuppression)
+            if not per_file.ignores(finding) and not suppressions.hides(finding, lines=lines):
                 kept.append(finding)
-    if judge is not None:
-        judged = judge.check_suppressions(suppressions.idle())
-        kept += [f for f in judged if not ignored(f) and not suppressions.hides(f, lines=False)]
     tests = PathMatcher(plan.config.test_paths)
     return [finding for finding in kept if not tests.matches(finding.path) and _concerns(finding, plan)]
 
@@ -279,10 +268,6 @@ def _explicit_files(root: Path, paths: Sequence[Path]) -> List[SourceFile]:
         module, is_package = module_name(relative)
         found.append(SourceFile(path, relative, module, is_package))
     return found
-
-
-def _code_in(code: str, selectors: Sequence[str]) -> bool:
-    return any(covers(selector, code) or selector.upper() == "ALL" for selector in selectors)
 
 
 def _shown(path: str, root: Path, cwd: Path) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.facts import ModuleFacts, Suppression, SuppressionScope
 
 if TYPE_CHECKING:  # the rules import this module: DL002 judges what it records
@@ -22,6 +23,19 @@ _Use = Tuple[str, Suppression, Optional[str]]
 def covers(selector: str, code: str) -> bool:
     """Whether a code or prefix as written in a suppression (or ``per-file-ignores``) covers ``code``."""
     return code.startswith(selector.upper())
+
+
+class PerFileIgnores:
+    """``per-file-ignores``: rule codes (or prefixes, or ``ALL``) not reported in the files a pattern matches."""
+
+    def __init__(self, table: Sequence[Tuple[str, Sequence[str]]]) -> None:
+        self._rules = [(PathMatcher([pattern]), tuple(codes)) for pattern, codes in table]
+
+    def ignores(self, finding: "Finding") -> bool:
+        return any(
+            matcher.matches(finding.path) and any(c.upper() == "ALL" or covers(c, finding.code) for c in codes)
+            for matcher, codes in self._rules
+        )
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from dispatchlint.analysis.facts import SuppressionScope
+from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Rule
-from dispatchlint.suppress import IdleSuppression, covers
+from dispatchlint.suppress import IdleSuppression, PerFileIgnores, SuppressionIndex, covers
 
 _GATE = """
 def coerce_tool_args(tool_name, args):
@@ -99,17 +100,26 @@ class UnusedSuppression(Rule):
         ),
     ]
 
-    def check_suppressions(self, idle: Sequence[IdleSuppression]) -> Iterable[Finding]:
-        """Findings for the suppressions that hid nothing; the engine calls this once every other rule ran."""
-        for item in idle:
+    def check(self, project: Project) -> Iterable[Finding]:
+        """Run every other rule, record which suppressions hide their findings, and report the rest."""
+        suppressions = SuppressionIndex(project.modules, Rule.registry)
+        per_file = PerFileIgnores(project.config.per_file_ignores)
+        for code, rule in sorted(Rule.registry.items()):
+            if code == self.code:
+                continue
+            for finding in rule().check(project):
+                if not per_file.ignores(finding):
+                    suppressions.hides(finding)
+        for item in suppressions.idle():
             if item.code is not None and covers(item.code, self.code):
                 continue  # a suppression of this rule is judged by nobody
-            suppression = item.suppression
-            where = "in this file" if suppression.scope == SuppressionScope.FILE else "on this line"
-            if item.unknown:
-                message = f"`{item.code}` in this suppression names no rule (see `--list-rules`): it hides nothing"
-            elif item.code is None:
-                message = f"this suppression hides nothing: no rule reports anything {where}; remove it"
-            else:
-                message = f"`{item.code}` in this suppression hides nothing: no {item.code} finding {where}; remove it"
-            yield Finding(self.code, self.name, message, item.path, suppression.span)
+            yield Finding(self.code, self.name, self._message(item), item.path, item.suppression.span)
+
+    @staticmethod
+    def _message(item: IdleSuppression) -> str:
+        where = "in this file" if item.suppression.scope == SuppressionScope.FILE else "on this line"
+        if item.unknown:
+            return f"`{item.code}` in this suppression names no rule (see `--list-rules`): it hides nothing"
+        if item.code is None:
+            return f"this suppression hides nothing: no rule reports anything {where}; remove it"
+        return f"`{item.code}` in this suppression hides nothing: no {item.code} finding {where}; remove it"
