@@ -52,11 +52,17 @@ class SchemaCollector:
                 return
 
     def _schema_call(self, node: cst.Call) -> None:
+        """``register("recall", fn, schema={...})``, ``@tool(name="search", parameters={...})`` and
+        ``@register("read_file", {"type": "object", "properties": {...}})``: a name, then its schema by keyword
+        or as a later positional argument (a dict with ``properties``)."""
         name: Optional[str] = None
         parameters = None
         for arg in node.args:
             if arg.keyword is None and name is None:
                 name = syn.string_value(arg.value)
+            elif arg.keyword is None and parameters is None and isinstance(arg.value, (cst.Dict, cst.Name)):
+                value = syn.literal_value(arg.value, self.constants)
+                parameters = value if isinstance(value, dict) and "properties" in value else None
             elif arg.keyword is not None and arg.keyword.value == "name":
                 name = syn.string_value(arg.value)
             elif arg.keyword is not None and arg.keyword.value in SCHEMA_KEYS:
