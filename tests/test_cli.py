@@ -319,3 +319,27 @@ def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(
     assert result.exit_code == 2
     assert "taskbot/pool.py: internal error while indexing (ValueError: unexpected shape)" in result.stderr
     assert {f["path"] for f in result.findings()} == {"taskbot/builtin.py", "taskbot/loop.py"}
+
+
+def test_dl401_sees_the_schemas_passed_to_a_registering_decorator(run_cli) -> None:
+    """The example's registry tools are registered as ``@register("read_file", {...schema...})``."""
+    result = run_cli(EXAMPLE, "--format", "json", "--select", "DL401")
+    assert result.findings() == [] and result.exit_code == 0
+
+
+def test_messages_state_the_concrete_effect_first_then_the_fix(run_cli) -> None:
+    messages = {(f["code"], f["path"]): f["message"] for f in run_cli(EXAMPLE, "--format", "json").findings()}
+    dl101 = messages[("DL101", "taskbot/loop.py")]
+    assert dl101.startswith('`"5"` for `limit` reaches `_recall` as a string: ')
+    assert dl101.endswith("wrap the table once where it is defined (`taskbot.builtin`, line 28)")
+    dl201 = messages[("DL201", "taskbot/builtin.py")]
+    assert dl201.startswith("`_plan` (tool `plan`) parses `steps` by hand") and dl201.endswith(
+        "delete the `json.loads`"
+    )
+    assert all(len(message) < 220 for message in messages.values())  # they were up to 260
+
+
+def test_readme_example_output_is_what_the_command_prints(run_cli) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("## What the example run shows\n\n```text\n")[1].split("```")[0]
+    assert run_cli(REPO, "fixtures/example", "--color", "never").stdout == shown

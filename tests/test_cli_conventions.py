@@ -89,12 +89,16 @@ def test_config_file_replaces_the_projects_settings(tmp_path: Path, run_cli) -> 
 
 
 def test_extend_select_adds_to_the_selection(tmp_path: Path, run_cli) -> None:
-    default = {code for code, _ in run_cli(EXAMPLE, "--format", "json").locations()}
-    extended = {code for code, _ in run_cli(EXAMPLE, "--format", "json", "--extend-select", "DL401").locations()}
-    assert "DL401" not in default and extended == default | {"DL401"}
-    narrowed = run_cli(EXAMPLE, "--format", "json", "--select", "DL201", "--extend-select", "DL401").locations()
-    assert {code for code, _ in narrowed} == {"DL201", "DL401"}
     project = _example(tmp_path)
+    builtin = project / "taskbot" / "builtin.py"  # a tool without a schema, for DL401
+    builtin.write_text(
+        builtin.read_text("utf-8").replace('"recall": _recall,', '"recall": _recall, "scratch": _recall,')
+    )
+    default = {code for code, _ in run_cli(project, "--format", "json").locations()}
+    extended = {code for code, _ in run_cli(project, "--format", "json", "--extend-select", "DL401").locations()}
+    assert "DL401" not in default and extended == default | {"DL401"}
+    narrowed = run_cli(project, "--format", "json", "--select", "DL201", "--extend-select", "DL401").locations()
+    assert {code for code, _ in narrowed} == {"DL201", "DL401"}
     with (project / "pyproject.toml").open("a", encoding="utf-8") as handle:
         handle.write('\n[tool.dispatchlint]\nextend-select = ["DL401"]\n')
     assert "DL401" in {code for code, _ in run_cli(project, "--format", "json").locations()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import GATED, Project, Site, display_function
@@ -234,16 +234,21 @@ class UnguardedDispatch(Rule):
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
             )
         if site.kind is SiteKind.DIRECT:
+            effect = _mistyped(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
+            effect = effect or f"the model's raw arguments reach tool `{site.key}`"
             return (
-                f"the executor of tool `{site.key}` is called directly {where} with the model's raw arguments, "
-                f"outside the path that repairs them with {gate}: call it through the gated entry, or coerce first"
+                f"{effect}: its executor is called directly "
+                f"{where}, outside the path through {gate}; call it through the gated entry, or coerce first"
             )
         if site.arm is not None:
             names = ", ".join(f"`{name}`" for name in site.arm.names)
+            effect = _mistyped(project, [(name, f"tool `{name}`") for name in site.arm.names])
+            plural = "s" if len(site.arm.names) > 1 else ""
+            effect = effect or f"the model's raw arguments reach tool{plural} {names}"
             fallback = site.fallback.split(".")[-1]
             return (
-                f"tool {names} runs {where} with the model's raw arguments; the other tools go through "
-                f"`{fallback}`, which repairs them with {gate}: coerce once ahead of the `{site.key}` chain"
+                f"{effect}: its arm of the `{site.key}` chain "
+                f"{where} skips {gate}, which `{fallback}` applies to the others; coerce once ahead of the chain"
             )
         if site.sink_method:
             return (
@@ -259,20 +264,16 @@ class UnguardedDispatch(Rule):
                 f"`{site.table.display_name}[{site.key}].{site.method}(...)` runs a tool {where} with the model's raw "
                 f"arguments: the gate {gate} never repairs them on this path{gated_by}; repair them before the call"
             )
-        guarded = [
-            other for other in project.dispatches.sites_of(site.table) if other.verdict == GATED and other.tool_like
-        ]
-        others = ""
-        if guarded:
-            first = guarded[0]
-            others = (
-                f" (`{first.module.module}.{display_function(first.function) or '<module>'}` reads it through the gate)"
-            )
         table = site.table
+        tools = [
+            (entry.key, f"`{display_function(entry.executors[0]).split('.')[-1]}`" if entry.executors else "")
+            for entry in table.entries
+            if entry.key is not None
+        ]
+        effect = _mistyped(project, tools) or f"the model's raw arguments reach the tools of `{table.display_name}`"
         return (
-            f"`{table.display_name}[{site.key}]` runs {where} with the model's raw arguments: "
-            f"the gate {gate} never repairs them{others}; wrap `{table.display_name}` once where it is defined "
-            f"(`{table.module.module}`, line {table.definition.span.line})"
+            f"{effect}: `{table.display_name}[{site.key}]` {where} skips {gate}; wrap the table once where it is "
+            f"defined (`{table.module.module}`, line {table.definition.span.line})"
         )
 
     def _related(self, site: Site, gate_locations: List[Related]) -> List[Related]:
@@ -280,3 +281,25 @@ class UnguardedDispatch(Rule):
         if site.table is not None:
             found.append(related(site.table.module, site.table.definition.span, f"table `{site.table.display_name}`"))
         return found + gate_locations[:1]
+
+
+#: What a model sends for a parameter of each JSON type, mistyped as a string, most harmful first.
+_MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": "'[\"a\"]'", "object": "'{}'"}
+
+
+def _mistyped(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
+    """The concrete effect, from the tools' own schemas: ``"5"` for `limit` reaches `_recall` as a string``
+    (the most harmful of the declared non-string parameters); None when no schema says enough."""
+    best: Optional[Tuple[int, str]] = None
+    ranks = list(_MISTYPED)
+    for key, shown in tools:
+        for _, schema in project.catalog.schemas.get(key or "", []):
+            for name, types in schema.properties:
+                declared = [t for t in types if t in _MISTYPED]
+                if not declared or "string" in types:
+                    continue
+                rank = min(ranks.index(t) for t in declared)
+                if best is None or rank < best[0]:
+                    example = _MISTYPED[ranks[rank]]
+                    best = (rank, f"`{example}` for `{name}` reaches {shown or f'tool `{key}`'} as a string")
+    return best[1] if best else None

@@ -146,14 +146,12 @@ class HandrolledJsonParse(Rule):
         tool = ", ".join(f"`{name}`" for name in names) or "a tool"
         declared = [project.catalog.declared_types(name, parse.parameter) for name in names]
         types = sorted({t for found in declared if found for t in found})
-        schema = (
-            f"the schema declares it `{'|'.join(types)}`: delete the parsing"
-            if types
-            else "declare it in the tool's schema, delete the parsing"
-        )
+        if types:
+            remedy = f"the gate {gate} repairs it from the schema (`{'|'.join(types)}`); delete the `{parser}`"
+        else:
+            remedy = f"declare it in the tool's schema, which the gate {gate} repairs from, then delete the `{parser}`"
         return (
-            f"hand-rolled `{parser}` of parameter `{parse.parameter}` in `{parse.function}` (tool {tool}) is a "
-            f"second source of truth next to the gate {gate}; {schema} and let the gate repair it on every path"
+            f"`{parse.function}` (tool {tool}) parses `{parse.parameter}` by hand, a second source of truth: {remedy}"
         )
 
     def _related(self, project: Project, names: List[str]) -> List[Related]:
