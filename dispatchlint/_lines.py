@@ -7,6 +7,7 @@ import re
 from typing import List
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def split_lines(text: str) -> List[str]:
@@ -15,3 +16,8 @@ def split_lines(text: str) -> List[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def split_lines_keeping_ends(text: str) -> List[str]:
+    """``text``'s lines with their ends, so that joining them gives ``text`` back."""
+    return _LINE.findall(text)

@@ -20,10 +20,11 @@ from dispatchlint import __version__
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
-from dispatchlint.fix import FixError, plan_fixes, render_diff, write_all
+from dispatchlint.fix import FixError, plan_fixes, render_diff, text_edits, write_all
 from dispatchlint.report import (
     Report,
     Reported,
+    TextEdit,
     render_explanation,
     render_files,
     render_github,
@@ -35,7 +36,7 @@ from dispatchlint.report import (
     render_statistics,
     render_text,
 )
-from dispatchlint.rules import SAFE, all_rules
+from dispatchlint.rules import SAFE, Finding, all_rules
 from dispatchlint.rules._reference import REFERENCE_URL, rule_docs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -380,12 +381,17 @@ def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
     )
 
 
-def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path) -> Report:
-    """What the machine formats print: the findings with their fingerprints, the problems of every project, and
-    the folder artifact paths are relative to (the project root, or the folder holding every project)."""
+def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edits: bool) -> Report:
+    """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
+    would change), the problems of every project, and the folder artifact paths are relative to (the project
+    root, or the folder holding every project)."""
     roots = [str(result.root) for result in results] or [str(cwd)]
+    result_of = {result.root: result for result in results}
     return Report(
-        findings=tuple(Reported(item.finding, item.fingerprint) for item in found),
+        findings=tuple(
+            Reported(item.finding, item.fingerprint, _edits(result_of[item.root], item.finding, cwd) if edits else ())
+            for item in found
+        ),
         problems=tuple(problem for result in results for problem in result.problems),
         rules=rule_docs(),
         source_root=Path(os.path.commonpath(roots)),
@@ -434,7 +440,7 @@ def _render(
         return render_statistics(findings, options.machine)
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
-        return machine(_report(results, found, cwd))
+        return machine(_report(results, found, cwd, edits=options.output_format in ("json", "sarif")))
     sources = {
         _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
@@ -467,6 +473,17 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
         click.echo(f"timing: {len(result.file_times)} files; {stages}", err=True)
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
+
+
+def _edits(result: RunResult, finding: Finding, cwd: Path) -> Tuple[TextEdit, ...]:
+    """What ``--fix`` would change for this finding alone (nothing when no fix applies)."""
+    if not finding.fixable:
+        return ()
+    try:
+        hunks = text_edits(plan_fixes(result, [finding], cwd).changes, cwd)
+        return tuple(TextEdit(path, span, replacement) for path, span, replacement in hunks)
+    except FixError:
+        return ()
 
 
 def _fixes(

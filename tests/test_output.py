@@ -245,3 +245,56 @@ def test_a_form_feed_shifts_neither_lines_nor_snippets_nor_suppressions(tmp_path
     lines[number - 1] += "  # dispatchlint: ignore[DL101]"
     loop.write_text("\n".join(lines), encoding="utf-8")
     assert ("DL101", f"taskbot/loop.py:{number}") not in run_cli(project, "--format", "json").locations()
+
+
+# Fixes as data ---------------------------------------------------------------------------------------------------
+
+
+def _apply(project: Path, edits: list) -> None:
+    """Apply edits (line ranges, paths relative to ``project``) bottom-up, as a client would."""
+    by_file: dict = {}
+    for edit in edits:
+        by_file.setdefault(edit["path"], []).append(edit)
+    for path, items in by_file.items():
+        target = project / path
+        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+        for edit in sorted(items, key=lambda item: item["line"], reverse=True):
+            assert edit["column"] == edit["end_column"] == 1
+            lines[edit["line"] - 1 : edit["end_line"] - 1] = [edit["replacement"]]
+        target.write_text("".join(lines), encoding="utf-8")
+
+
+def test_json_edits_are_what_fix_writes(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    findings = run_cli(project, "--format", "json").findings()
+    dl201 = next(f for f in findings if f["code"] == "DL201")  # deleting the parse brings the table's wrapping
+    assert {edit["path"] for edit in dl201["edits"]} == {"taskbot/builtin.py"}
+    _apply(project, dl201["edits"])
+    expected = (FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py").read_text("utf-8")
+    assert (project / "taskbot" / "builtin.py").read_text("utf-8") == expected
+    assert all(f["edits"] for f in findings if f["fixable"])
+
+
+def test_json_edits_are_empty_without_a_fix(run_cli) -> None:
+    findings = run_cli(FIXTURES / "fw_langchain_tools", "--format", "json").findings()
+    unfixable = [f for f in findings if not f["fixable"]]
+    assert unfixable and all(f["edits"] == [] for f in unfixable)
+
+
+def test_sarif_fixes_carry_the_safe_edits(run_cli) -> None:
+    log = valid_sarif(run_cli(EXAMPLE, "--format", "sarif").stdout)
+    results = _results(log)
+    assert results and all(len(item["fixes"]) == 1 for item in results)
+    changes = results[0]["fixes"][0]["artifactChanges"]
+    assert [change["artifactLocation"] for change in changes] == [
+        {"uri": "taskbot/builtin.py", "uriBaseId": "%SRCROOT%"}
+    ]
+    inserted = "".join(r["insertedContent"]["text"] for r in changes[0]["replacements"])
+    assert "_RAW_BUILTIN_EXECUTORS" in inserted
+
+
+def test_sarif_leaves_out_unsafe_fixes(run_cli) -> None:
+    log = valid_sarif(run_cli(FIXTURES / "fix_unrename", "--format", "sarif").stdout)
+    unsafe = [item for item in _results(log) if item["ruleId"] == "DL301"]
+    assert unsafe and all("fixes" not in item for item in unsafe)

@@ -9,11 +9,12 @@ The pipeline, one small module each:
   which imports that needs, and the generated code in the module's own style;
 - ``_plan``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
 - ``_run``: from the findings a run chose to the new contents; ``_write``: all-or-none atomic replacement;
-  ``_diff``: ``--diff`` output.
+  ``_diff``: ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
 """
 
 from dispatchlint.fix._decide import Decision, bind, gate_decision, parse_decision, site_decision, table_decision
 from dispatchlint.fix._diff import render_diff
+from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._run import FixOutcome, plan_fixes
 from dispatchlint.fix._source import FixError
 from dispatchlint.fix._write import write_all
@@ -29,5 +30,6 @@ __all__ = [
     "render_diff",
     "site_decision",
     "table_decision",
+    "text_edits",
     "write_all",
 ]

@@ -20,6 +20,8 @@ _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sa
 _BASE = "%SRCROOT%"
 #: The ``partialFingerprints`` key: a tool's own fingerprint, versioned so that a new scheme never collides.
 FINGERPRINT_KEY = "dispatchlint/v1"
+#: ``Finding.fix_safety`` of a fix that ``--fix`` applies without ``--unsafe-fixes``.
+SAFE_FIX = "safe"
 
 if TYPE_CHECKING:
     from dispatchlint.analysis.facts import Location, Span
@@ -100,7 +102,7 @@ def _result(reported: Reported, index: int, report: Report, locator: _Locator) -
         result["relatedLocations"] = [
             {"id": number, **locator.location(item, item.message)} for number, item in enumerate(finding.related)
         ]
-    if reported.edits:
+    if reported.edits and finding.fix_safety == SAFE_FIX:  # an unsafe fix needs the user's review (--unsafe-fixes)
         result["fixes"] = [locator.fix(f"Fix {finding.code} {finding.name}", reported.edits)]
     return result
 
