@@ -115,7 +115,11 @@ class CoerceBeforeUnrename(Rule):
                 fixable=fix.fixable,
                 fix_safety=fix.safety(UNSAFE),
                 trace=[related(module, _first(by_key), "arguments are repaired by property name here")]
-                + [related(module, _first(restores), "the sanitized names are restored only here")] * bool(restores),
+                + (
+                    [related(module, _first(restores), "the sanitized names are restored only here")]
+                    if restores
+                    else []
+                ),
             )
 
 
