@@ -18,7 +18,8 @@ from pathlib import Path
 from dispatchlint.analysis.discover import Ignores, discover
 from dispatchlint.analysis.link import link_project
 from dispatchlint.config import Config
-from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
+from dispatchlint.analysis.cache import FactsCache, index_files
+from dispatchlint.config import DEFAULT_MAX_FILE_SIZE
 from dispatchlint.engine import select_rules
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example" / "taskbot"
@@ -45,17 +46,17 @@ def main() -> None:
         started = time.perf_counter()
         files = discover(root, Ignores(root, ())).files
         discovered = time.perf_counter()
-        modules, _ = index_files(files, None, options.jobs)
+        modules = index_files(files, None, options.jobs, DEFAULT_MAX_FILE_SIZE).modules
         indexed = time.perf_counter()
         project = link_project(modules, Config())
         linked = time.perf_counter()
         findings = [f for rule in select_rules(["ALL"], []) for f in rule.check(project)]
         checked = time.perf_counter()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
-        cache = FactsCache(root / CACHE_DIRECTORY)
-        index_files(files, cache, options.jobs)  # fills the cache
+        cache = FactsCache(root / ".cache")
+        index_files(files, cache, options.jobs, DEFAULT_MAX_FILE_SIZE)  # fills the cache
         warm_started = time.perf_counter()
-        index_files(files, cache, options.jobs)
+        index_files(files, cache, options.jobs, DEFAULT_MAX_FILE_SIZE)
         warm = time.perf_counter() - warm_started
     lines = sum(len(path.read_text().splitlines()) for path in EXAMPLE.rglob("*.py")) * options.packages
     columns = ["files", "lines", "jobs", "discover", "index", "link", "rules", "total", "index, warm cache"]

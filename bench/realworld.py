@@ -128,7 +128,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="score only repositories containing this")
     parser.add_argument("--show", action="store_true", help="list missed labels, false and unjudged findings")
     parser.add_argument(
-        "--cache", action="store_true", help="keep facts in each checkout's .dispatchlint_cache (faster reruns)"
+        "--cache", action="store_true", help="keep facts in the user cache folder (faster reruns)"
     )
     options = parser.parse_args(argv)
     manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))

@@ -30,6 +30,10 @@ DEFAULT_TEST_PATHS = (
 )
 
 
+#: 1 MB: far above hand-written modules, below generated ones.
+DEFAULT_MAX_FILE_SIZE = 1_000_000
+
+
 @dataclass(frozen=True)
 class Config:
     """What a project can tell dispatchlint. Every field mirrors a ``[tool.dispatchlint]`` key."""
@@ -59,6 +63,8 @@ class Config:
     #: Gitignore-style patterns of test code: analysed (a test may be the only caller that links two modules)
     #: but never reported, and never the source of a gate or a sanitizer. ``test-paths = []`` reports them.
     test_paths: Tuple[str, ...] = DEFAULT_TEST_PATHS
+    #: Files larger than this many bytes are skipped with a warning (generated or vendored code, data).
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
@@ -77,7 +83,7 @@ _LIST_KEYS = {
     "tool-types",
     "test-paths",
 }
-_KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores"}
+_KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores", "max-file-size"}
 
 
 def load_config(path: Optional[Path]) -> Config:
@@ -137,6 +143,11 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
         if not isinstance(schemas, str) or ":" not in schemas:
             raise ConfigError(f'{origin}: [tool.dispatchlint] schemas must be "module:NAME"')
         values["schemas"] = schemas
+    if "max-file-size" in section:
+        size = section["max-file-size"]
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ConfigError(f"{origin}: [tool.dispatchlint] max-file-size must be a positive number of bytes")
+        values["max_file_size"] = size
     if "per-file-ignores" in section:
         table = section["per-file-ignores"]
         if not isinstance(table, dict):

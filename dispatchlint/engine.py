@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dispatchlint.analysis.cache import CACHE_DIRECTORY, FactsCache, index_files
+from dispatchlint.analysis.cache import FactsCache, index_files, user_cache_folder
 from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.link import Project, link_project
@@ -181,7 +181,7 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
         tuple(chosen),
         tuple(discovery.files + _explicit_files(root, explicit)),
         targets,
-        root / CACHE_DIRECTORY if options.use_cache else None,
+        user_cache_folder() if options.use_cache else None,
         tuple(sub for sub in discovery.subprojects if _under(sub, targets)),
     )
 
@@ -197,7 +197,9 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     cache = FactsCache(plan.cache) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
     jobs = options.jobs or os.cpu_count() or 1
-    modules, errors = index_files(list(plan.files), cache, jobs, options.contents, file_times)
+    modules, errors, cache_warnings = index_files(
+        list(plan.files), cache, jobs, plan.config.max_file_size, options.contents, file_times
+    )
     started = time.perf_counter()
     project = link_project(modules, plan.config)
     bind(project, plan.root)
@@ -212,6 +214,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         for item in suppressions.unknown_codes()
     ]
     warnings += unresolved_settings(project)
+    warnings += cache_warnings
     errors.extend(
         Problem(
             m.path, ProblemKind.PARSE_ERROR, m.parse_error.message, m.parse_error.span.line, m.parse_error.span.column
@@ -220,6 +223,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         if m.parse_error is not None
     )
     problems = tuple(problem.moved(_shown(problem.path, plan.root, cwd)) for problem in errors)
+    warnings += [str(problem) for problem in problems if problem.kind is ProblemKind.SKIPPED]
     reported = sum(1 for source in plan.files if plan.reported(source))
     stages = (("link", linked - started), ("rules", checked - linked))
     return RunResult(

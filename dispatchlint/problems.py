@@ -14,11 +14,13 @@ class ProblemKind(Enum):
     INTERNAL = "internal-error"
     #: The file does not parse (also reported as DL001): the rest of the project is still checked.
     PARSE_ERROR = "parse-error"
+    #: The file is larger than ``max-file-size`` and was not read (a warning): the rest is still checked.
+    SKIPPED = "skipped-file"
 
     @property
     def fails_run(self) -> bool:
         """Whether the run cannot be trusted to be complete (exit 2)."""
-        return self is not ProblemKind.PARSE_ERROR
+        return self not in (ProblemKind.PARSE_ERROR, ProblemKind.SKIPPED)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,14 @@ class Run:
         return {(f["code"], f"{f['path']}:{f['line']}") for f in self.findings()}
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The facts cache of every test run (in-process or a child process) lives in a folder of its own."""
+    folder = tmp_path_factory.mktemp("cache") / "dispatchlint"
+    os.environ["DISPATCHLINT_CACHE_DIR"] = str(folder)
+    return folder
+
+
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]):
     """Run ``dispatchlint`` in-process from ``cwd`` with ``args``; return exit code and output. The facts cache

@@ -136,14 +136,16 @@ def test_unreadable_file_via_fault(tmp_path: Path, run_cli, monkeypatch: pytest.
     """Same contract where the test runs as root: a read that fails names the file and exits 2."""
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
-    original = Path.read_bytes
+    from dispatchlint.analysis import discover
 
-    def failing(self: Path) -> bytes:
-        if self.name == "pool.py":
+    original = discover.os.open
+
+    def failing(path, flags, *args):  # type: ignore[no-untyped-def]
+        if Path(path).name == "pool.py":
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(path, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", failing)
+    monkeypatch.setattr(discover.os, "open", failing)
     result = run_cli(project, "--format", "json")
     assert result.exit_code == 2
     assert "taskbot/pool.py: cannot read: Permission denied" in result.stderr
@@ -191,7 +193,7 @@ def test_cache_gives_the_same_findings_and_follows_edits(tmp_path: Path, run_cli
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     cold = run_cli(project, "--format", "json", cache=True)
-    assert (project / ".dispatchlint_cache" / ".gitignore").is_file()
+    assert not (project / ".dispatchlint_cache").exists()  # the cache is the user's, never the project's
     warm = run_cli(project, "--format", "json", cache=True)
     assert warm.findings() == cold.findings() and len(cold.findings()) == 3
     loop = project / "taskbot" / "loop.py"
@@ -200,12 +202,15 @@ def test_cache_gives_the_same_findings_and_follows_edits(tmp_path: Path, run_cli
     assert ("DL101", "taskbot/loop.py:26") not in edited.locations() and len(edited.findings()) == 2
 
 
-def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli) -> None:
+def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli, monkeypatch) -> None:
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
+    monkeypatch.setenv("DISPATCHLINT_CACHE_DIR", str(tmp_path / "cache"))
     run_cli(project, "--format", "json", cache=True)
-    for entry in (project / ".dispatchlint_cache").rglob("*.pickle"):
-        entry.write_bytes(b"not a pickle")
+    entries = list((tmp_path / "cache").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"not json")
     assert len(run_cli(project, "--format", "json", cache=True).findings()) == 3
 
 
@@ -216,8 +221,8 @@ def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
     for number in range(70):  # enough files to use worker processes
         (tmp_path / f"m{number}.py").write_text(f"TOOLS = {{'t{number}': print}}\n", encoding="utf-8")
     files = discover(tmp_path, Ignores(tmp_path, ())).files
-    serial, _ = index_files(files, None, jobs=1)
-    parallel, _ = index_files(files, None, jobs=2)
+    serial = index_files(files, None, jobs=1, max_bytes=10_000).modules
+    parallel = index_files(files, None, jobs=2, max_bytes=10_000).modules
     assert serial == parallel and len(serial) == 70
 
 

@@ -4,6 +4,7 @@ the run's problems; JSON's documentation URLs and errors; GitHub annotation leve
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -88,14 +89,14 @@ def _broken_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(EXAMPLE, project)
     (project / "taskbot" / "broken.py").write_text("def broken(:\n    pass\n", encoding="utf-8")
     (project / "taskbot" / "secret.py").write_text("x = 1\n", encoding="utf-8")
-    original = Path.read_bytes
+    original = os.open
 
-    def failing(self: Path) -> bytes:
-        if self.name == "secret.py":
+    def failing(path, flags, *args):  # type: ignore[no-untyped-def]
+        if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(path, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", failing)
+    monkeypatch.setattr(os, "open", failing)
     return project
 
 

@@ -1,9 +1,16 @@
-"""Index files once per content: a per-file cache of facts, and parallel indexing of the rest.
+"""Index files once per content: a per-user cache of facts, and parallel indexing of the rest.
 
 A file's facts depend only on its bytes, its path and module name, and the code of the indexer (its source
 files, hashed once per process), so that is the key; the configuration only matters from linking on and is not
-part of it. Entries are pickles of plain dataclasses, written atomically under ``<root>/.dispatchlint_cache/``
-(which carries its own ``.gitignore``).
+part of it.
+
+Nothing a repository contains is ever read as a cache entry: the cache lives in the user's own cache folder
+(``$DISPATCHLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dispatchlint`` or ``~/.cache/dispatchlint``; the platform's
+cache folder on macOS and Windows), created private to the user (0700) and used only while it belongs to the
+user and no one else can write to it. Entries are JSON (reading one cannot run code), validated field by field
+against the facts' dataclasses; an entry that is malformed, incomplete or of another version is a miss. A cache
+that cannot be written is a warning, and a failed write leaves no temporary file behind.
+
 Facts of files not in the cache are computed in worker processes when there are enough of them to pay for the
 processes.
 """
@@ -12,22 +19,26 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
+import stat
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
-from dispatchlint.analysis.discover import SourceFile
+from dispatchlint.analysis import _facts_json
+from dispatchlint.analysis.discover import SkippedFile, SourceFile, read_source
 from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.index import index_source
+from dispatchlint.analysis.index import IndexFailure, index_source
 from dispatchlint.problems import Problem, ProblemKind
 
-CACHE_DIRECTORY = ".dispatchlint_cache"
+#: Set to a folder to keep the cache there instead of the user's cache folder.
+CACHE_ENVIRONMENT_VARIABLE = "DISPATCHLINT_CACHE_DIR"
 #: The modules whose code decides what facts a file has: an edited indexer must not be served stale facts.
-_FACT_MODULES = ("facts.py", "index.py", "_patterns.py", "_syntax.py", "_schemas.py", "cache.py")
+_FACT_MODULES = ("facts.py", "index.py", "_patterns.py", "_syntax.py", "_schemas.py", "_parse.py", "cache.py")
+_FORMAT = 2
 
 
 def _analysis_fingerprint() -> str:
@@ -44,14 +55,32 @@ def _analysis_fingerprint() -> str:
 _ANALYSIS_FINGERPRINT = _analysis_fingerprint()
 #: Below this many files to index, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 64
-_FORMAT = 1
+
+
+def user_cache_folder() -> Path:
+    """Where this user's facts are kept (see the module docstring)."""
+    configured = os.environ.get(CACHE_ENVIRONMENT_VARIABLE)
+    if configured:
+        return Path(configured).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "dispatchlint"
 
 
 class FactsCache:
-    """Facts by file content under ``folder``; a cache that cannot be read or written is simply not used."""
+    """Facts by file content under ``folder``, a folder only this user can write to.
+
+    A cache that cannot be used (not private, not writable) is not used; :attr:`warnings` says why, once each.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.warnings: List[str] = []
+        self._trusted: Optional[bool] = None
 
     def key(self, source: SourceFile, data: bytes) -> str:
         digest = hashlib.sha256()
@@ -60,30 +89,69 @@ class FactsCache:
         digest.update(data)
         return digest.hexdigest()
 
-    def load(self, key: str) -> Optional[ModuleFacts]:
-        try:
-            with open(self._path(key), "rb") as handle:
-                facts = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    def load(self, key: str, source: SourceFile) -> Optional[ModuleFacts]:
+        """The stored facts of ``source``, or None (no entry, an entry that is not exactly valid facts)."""
+        if not self._is_trusted():
             return None
-        return facts if isinstance(facts, ModuleFacts) else None
+        try:
+            with open(self._path(key), "r", encoding="utf-8") as handle:
+                facts = _facts_json.loads(handle.read())
+        except (OSError, UnicodeDecodeError, _facts_json.InvalidFacts):
+            return None
+        same_file = (facts.path, facts.module, facts.is_package) == (source.relative, source.module, source.is_package)
+        return facts if same_file else None
 
     def store(self, key: str, facts: ModuleFacts) -> None:
+        if not self._is_trusted():
+            return
         path = self._path(key)
+        temporary = ""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(descriptor, "wb") as handle:
-                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(_facts_json.dumps(facts))
             os.replace(temporary, path)
-        except OSError:
-            pass
+        except OSError as error:
+            if temporary:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+            self._distrust(f"cannot write the cache in {self.folder} ({error.strerror or error}); it is not used")
+
+    def _is_trusted(self) -> bool:
+        """The folder exists (created private if not), belongs to this user and only they can write to it."""
+        if self._trusted is None:
+            self._trusted = True
+            try:
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                status = self.folder.stat()
+            except OSError as error:
+                self._distrust(f"cannot create the cache folder {self.folder} ({error.strerror or error}); no cache")
+                return False
+            owner = getattr(os, "getuid", None)
+            if owner is not None and (status.st_uid != owner() or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                self._distrust(f"the cache folder {self.folder} is not private to this user; it is not used")
+        return self._trusted
+
+    def _distrust(self, warning: str) -> None:
+        self._trusted = False
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.pickle"
+        return self.folder / f"facts-{_FORMAT}" / key[:2] / f"{key}.json"
+
+
+class Indexed(NamedTuple):
+    """What indexing a project's files gives."""
+
+    modules: List[ModuleFacts]
+    #: Files that could not be read, were skipped or that the analyzer failed on, one problem each.
+    problems: List[Problem]
+    #: A cache that could not be used; the run does not fail for it.
+    warnings: List[str]
 
 
 def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
@@ -92,9 +160,10 @@ def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Pr
     started = time.perf_counter()
     try:
         facts: Union[ModuleFacts, Problem] = index_source(*job)
-    except Exception as error:  # noqa: BLE001 - reported per file, with exit code 2
-        message = f"internal error while indexing ({type(error).__name__}: {error}); please report it"
-        facts = Problem(job[0], ProblemKind.INTERNAL, message)
+    except IndexFailure as failure:  # reported per file, with exit code 2
+        facts = Problem(job[0], ProblemKind.INTERNAL, f"{failure}; please report it")
+    except Exception as error:  # noqa: BLE001 - the same, for a failure outside the indexer's own stages
+        facts = Problem(job[0], ProblemKind.INTERNAL, f"{IndexFailure('indexing', error)}; please report it")
     return facts, time.perf_counter() - started
 
 
@@ -102,24 +171,28 @@ def index_files(
     files: Sequence[SourceFile],
     cache: Optional[FactsCache],
     jobs: int,
+    max_bytes: int,
     contents: Optional[Mapping[Path, bytes]] = None,
     timings: Optional[Dict[str, Optional[float]]] = None,
-) -> Tuple[List[ModuleFacts], List[Problem]]:
-    """Facts for every readable file (in the given order) and the problem of each unreadable one. ``contents``
-    stands in for the files it names (text read from stdin); ``timings`` receives the seconds each file took to
-    index (None: from the cache)."""
+) -> Indexed:
+    """Facts for every readable regular file of at most ``max_bytes`` (in the given order) and the problem of
+    each other one. ``contents`` stands in for the files it names (text read from stdin); ``timings`` receives
+    the seconds each file took to index (None: from the cache)."""
     contents = contents or {}
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
     for source in files:
         try:
-            data = contents[source.path] if source.path in contents else source.path.read_bytes()
+            data = contents[source.path] if source.path in contents else read_source(source.path, max_bytes)
+        except SkippedFile as skipped:
+            errors.append(Problem(source.relative, ProblemKind.SKIPPED, f"skipped: {skipped}"))
+            continue
         except OSError as error:
             errors.append(Problem(source.relative, ProblemKind.UNREADABLE, f"cannot read: {error.strerror or error}"))
             continue
         key = cache.key(source, data) if cache is not None else ""
-        cached = cache.load(key) if cache is not None else None
+        cached = cache.load(key, source) if cache is not None else None
         if cached is None:
             pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
         elif timings is not None:
@@ -140,4 +213,4 @@ def index_files(
         slots[slot] = facts
         if cache is not None:
             cache.store(key, facts)
-    return [facts for facts in slots if facts is not None], errors
+    return Indexed([facts for facts in slots if facts is not None], errors, cache.warnings if cache else [])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
@@ -61,6 +62,10 @@ def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
     return folder
 
 
+#: No file system gives a longer path (PATH_MAX on Linux): a pattern that needs more characters matches nothing.
+_LONGEST_PATH = 4096
+
+
 class PathMatcher:
     """Gitignore-style patterns: ``name`` matches at any depth, ``a/b`` and ``/a`` are anchored, ``**`` spans
     folders, a trailing ``/`` matches folders only, ``!pattern`` re-includes."""
@@ -76,7 +81,9 @@ class PathMatcher:
             directory_only = pattern.endswith("/")
             pattern = pattern.rstrip("/")
             anchored = "/" in pattern
-            pattern = pattern.lstrip("/")
+            pattern = re.sub(r"\*{3,}", "**", pattern.lstrip("/"))
+            if len(re.sub(r"\*\*/|\*", "", pattern)) > _LONGEST_PATH:
+                continue  # it can match no path; compiling a regex of megabytes would take a minute
             regex = _glob_to_regex(pattern)
             prefix = "" if anchored else "(?:.*/)?"
             self._rules.append((re.compile(f"^{prefix}{regex}$"), negate, directory_only))
@@ -231,7 +238,7 @@ def discover(
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py"):
+            if not name.endswith(".py") or not _is_regular_or_unreadable(folder_path / name):
                 continue
             if ignores.excluded(folder_path / name, is_dir=False):
                 continue
@@ -239,6 +246,38 @@ def discover(
             module, is_package = module_name(relative, source_roots)
             found.append(SourceFile(folder_path / name, relative, module, is_package))
     return Discovery(found, subprojects)
+
+
+def _is_regular_or_unreadable(path: Path) -> bool:
+    """Only regular files are source files (a FIFO named ``x.py`` would block the run that reads it); a file
+    that cannot even be looked at is kept, so that reading it reports why."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True
+
+
+class SkippedFile(Exception):
+    """A file that is not read: not a regular file, or larger than ``max-file-size``; the message says which."""
+
+
+def read_source(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; raise :class:`SkippedFile` or :class:`OSError`.
+
+    The file is opened without blocking and checked on the open descriptor, so a FIFO or a device that takes the
+    place of a file after discovery is refused, never waited on.
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise SkippedFile("not a regular file")
+        if status.st_size > max_bytes:
+            raise SkippedFile(f"{status.st_size:,} bytes, more than max-file-size ({max_bytes:,} bytes)")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew while it was read
+        raise SkippedFile(f"more than max-file-size ({max_bytes:,} bytes)")
+    return data
 
 
 def _source_roots(root: Path) -> Tuple[str, ...]:

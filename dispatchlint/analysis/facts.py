@@ -363,10 +363,18 @@ class Suppression:
     noqa: bool = False
 
 
+class ParseErrorKind(Enum):
+    """Who refuses the file: Python itself (a syntax error), or only libcst (Python runs it; it goes unanalysed)."""
+
+    PYTHON = "python"
+    LIBCST = "libcst"
+
+
 @dataclass(frozen=True)
 class ParseError:
     message: str
     span: Span
+    kind: ParseErrorKind = ParseErrorKind.PYTHON
 
 
 @dataclass(frozen=True)

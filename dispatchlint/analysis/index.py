@@ -17,6 +17,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._parse import on_deep_stack, python_rejects
 from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
 from dispatchlint.analysis._suppressions import find_suppressions
 from dispatchlint.analysis.facts import (
@@ -38,6 +39,7 @@ from dispatchlint.analysis.facts import (
     NameChain,
     Param,
     ParseError,
+    ParseErrorKind,
     Raw,
     SchemaDef,
     SiteKind,
@@ -102,33 +104,44 @@ class _Scope:
         self.env, self.callables, self.pieces = dict(state[0]), dict(state[1]), dict(state[2])
 
 
+class IndexFailure(Exception):
+    """A bug of ours met in one file: which stage of its analysis failed, and how."""
+
+    def __init__(self, stage: str, error: BaseException) -> None:
+        super().__init__(f"internal error while {stage} ({type(error).__name__}: {error})")
+        self.stage = stage
+
+
 def index_source(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
-    """Parse ``source`` once and return its facts (or a parse error)."""
+    """Parse ``source`` once and return its facts (or why it does not parse); raise :class:`IndexFailure`.
+
+    What Python's compiler rejects is a parse error whatever libcst makes of it; what it accepts is parsed and
+    indexed on a deep stack (see :mod:`dispatchlint.analysis._parse`).
+    """
+    rejected = python_rejects(source, path)
+    if rejected is not None:
+        return ModuleFacts(path, module, is_package, rejected)
+    return on_deep_stack(lambda: _index_accepted(path, module, is_package, source))
+
+
+def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return ModuleFacts(path, module, is_package, _parse_error(source, path, error))
-    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
-        return ModuleFacts(path, module, is_package, ParseError(f"cannot decode: {error}", Span(1, 1, 1, 1)))
-    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    indexer = _ModuleIndexer(path, module, is_package, tree, positions)
-    indexer.run()
-    return indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
-
-
-def _parse_error(source: bytes, path: str, error: cst.ParserSyntaxError) -> ParseError:
-    """Locate a syntax error where Python's own parser does (libcst's positions can be a line late)."""
+        message = str(error).splitlines()[0] if str(error) else "syntax error"
+        span = Span(error.editor_line, error.editor_column, error.editor_line, error.editor_column)
+        return ModuleFacts(path, module, is_package, ParseError(message, span, ParseErrorKind.LIBCST))
+    except Exception as error:  # noqa: BLE001 - Python accepts the file: libcst's failure is named as such
+        failure = ParseError(f"{type(error).__name__}: {error}", Span(1, 1, 1, 1), ParseErrorKind.LIBCST)
+        return ModuleFacts(path, module, is_package, failure)
     try:
-        compile(source, path, "exec", dont_inherit=True)
-    except SyntaxError as python_error:
-        line = python_error.lineno or 1
-        column = python_error.offset or 1
-        return ParseError(python_error.msg, Span(line, column, line, column))
-    except (ValueError, UnicodeDecodeError):
-        pass
-    message = str(error).splitlines()[0] if str(error) else "syntax error"
-    return ParseError(message, Span(error.editor_line, error.editor_column, error.editor_line, error.editor_column))
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        indexer = _ModuleIndexer(path, module, is_package, tree, positions)
+        indexer.run()
+        return indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
+    except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
+        raise IndexFailure("indexing", error) from error
 
 
 class _ModuleIndexer:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from dispatchlint.analysis.facts import ParseErrorKind
 from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Rule
 
 
 class ParseError(Rule):
     """## What it does
-    Reports a Python file that dispatchlint cannot parse.
+    Reports a Python file that does not compile (what `compile()` rejects: a syntax error, a NUL byte, more
+    than 200 nested brackets, nesting too deep for Python's parser), and, distinctly, a file Python accepts
+    but libcst, the parser dispatchlint analyses with, does not.
 
     ## Why is this bad?
     A file that does not parse cannot be analysed: a dispatch path or a table in it is invisible, so the
@@ -37,4 +40,9 @@ class ParseError(Rule):
     def check(self, project: Project) -> Iterable[Finding]:
         for module in project.broken:
             assert module.parse_error is not None
-            yield self.finding(module, module.parse_error.span, f"cannot parse: {module.parse_error.message}")
+            error = module.parse_error
+            if error.kind is ParseErrorKind.LIBCST:
+                message = f"Python accepts this file but libcst cannot parse it, so it is not analysed: {error.message}"
+            else:
+                message = f"cannot parse: {error.message}"
+            yield self.finding(module, error.span, message)

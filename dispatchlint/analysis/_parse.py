@@ -1,0 +1,79 @@
+"""Parse a module where nothing in it can end the run: Python's own compiler first, libcst on a deep stack after.
+
+libcst's native parser has no nesting limit of its own: a file of 10,000 unary minus signs or 2,000 nested
+brackets overflows its stack and kills the process, and its visitors recurse once per level of nesting. CPython
+does have limits (200 nested brackets, 100 indentation levels, a parser stack, a compiler recursion bound), so a
+file is first compiled as Python would compile it, at the interpreter's own recursion limit: what ``compile()``
+rejects is a syntax error (DL001), whatever libcst would make of it, and what it accepts is nested no deeper
+than about 3,000 levels. libcst and the indexer then run on a thread whose stack and recursion limit are sized
+for that depth, so any file Python accepts is analysed, never crashed on.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from typing import Callable, List, Optional, TypeVar
+
+from dispatchlint.analysis.facts import ParseError, ParseErrorKind, Span
+
+_T = TypeVar("_T")
+
+#: The deep thread's stack (reserved, committed only as used) and the recursion limit it can carry: about
+#: 6 KiB of stack per Python frame, far more than an interpreter frame called through C takes.
+_DEEP_STACK_BYTES = 256 * 1024 * 1024
+_DEEP_RECURSION_LIMIT = 40_000
+
+
+def python_rejects(source: bytes, path: str) -> Optional[ParseError]:
+    """Why ``compile()`` refuses ``source`` (Python's message and position), or None when Python accepts it.
+
+    Compiled at the interpreter's recursion limit as it is, never a raised one (the compiler's own bound is
+    derived from it, and a raised bound lets the compiler overflow the C stack). Warnings about the code (an
+    invalid escape sequence) are the project's business, not the run's output.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        return ParseError(error.msg, Span(line, column, line, column), ParseErrorKind.PYTHON)
+    except ValueError as error:  # a NUL byte, before Python 3.12
+        return ParseError(str(error), Span(1, 1, 1, 1), ParseErrorKind.PYTHON)
+    except MemoryError:
+        return ParseError(
+            "too complex for Python's parser (its stack overflowed)", Span(1, 1, 1, 1), ParseErrorKind.PYTHON
+        )
+    except RecursionError:
+        return ParseError("nested too deeply for Python's compiler", Span(1, 1, 1, 1), ParseErrorKind.PYTHON)
+    return None
+
+
+def on_deep_stack(function: Callable[[], _T]) -> _T:
+    """``function()`` run on a thread with a stack and a recursion limit deep enough for any module Python
+    accepts; its result, or the exception it raised."""
+    results: List[_T] = []
+    failures: List[BaseException] = []
+
+    def target() -> None:
+        try:
+            results.append(function())
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller's thread as it is
+            failures.append(error)
+
+    limit = sys.getrecursionlimit()
+    previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
+    sys.setrecursionlimit(max(limit, _DEEP_RECURSION_LIMIT))
+    try:
+        thread = threading.Thread(target=target, name="dispatchlint-deep-stack")
+        thread.start()
+        thread.join()
+    finally:
+        sys.setrecursionlimit(limit)
+        threading.stack_size(previous_stack)
+    if failures:
+        raise failures[0]
+    return results[0]

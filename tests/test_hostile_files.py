@@ -1,0 +1,194 @@
+"""Nothing a file holds can crash, hang or own a run: deep nesting, what Python rejects and libcst accepts (and the
+other way round), a FIFO named like a module, a file too large to index, a megabyte of configuration. Each
+case sits next to the bundled example, whose three findings must survive it.
+
+Runs that could crash the interpreter (deep nesting reaches native code) are child processes, so a crash fails
+the test instead of the suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict
+
+import libcst
+import pytest
+
+from conftest import FIXTURES, subprocess_env
+from fixproject import copy_project
+
+EXAMPLE_FINDINGS = {
+    ("DL201", "taskbot/builtin.py:13"),
+    ("DL101", "taskbot/loop.py:26"),
+    ("DL101", "taskbot/pool.py:21"),
+}
+
+#: Files that Python itself refuses (so DL001, with Python's reason), and a word of that reason.
+REJECTED_BY_PYTHON: Dict[str, tuple] = {
+    "unary_10000.py": ("x = " + "-" * 10_000 + "1\n", "too complex"),
+    "parens_2000.py": ("x = " + "(" * 2_000 + "1" + ")" * 2_000 + "\n", "too many nested parentheses"),
+    "brackets_2000.py": ("x = " + "[" * 2_000 + "]" * 2_000 + "\n", "too many nested parentheses"),
+    "parens_1000.py": ("x = " + "(" * 1_000 + "1" + ")" * 1_000 + "\n", "too many nested parentheses"),
+    "elif_10000.py": (
+        "if x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(1, 10_000)),
+        "too complex",
+    ),
+    "calls_5000.py": ("x = f" + "()" * 5_000 + "\n", "nested too deeply"),
+    "nul_in_comment.py": ("x = 1  # a\0b\n", "null bytes"),
+    "indent_101.py": ("".join(" " * i + "if x:\n" for i in range(101)) + " " * 101 + "pass\n", "indentation"),
+}
+
+#: Files Python accepts, nested 500 levels deep in each way an expression or a statement nests: analysed fully.
+DEEP_BUT_VALID = {
+    "unary_500.py": "x = " + "-" * 500 + "1\n",
+    "not_500.py": "x = " + "not " * 500 + "y\n",
+    "binop_500.py": "x = " + " + ".join(["y"] * 500) + "\n",
+    "power_500.py": "x = " + " ** ".join(["y"] * 500) + "\n",
+    "attributes_500.py": "x = y" + ".a" * 500 + "\n",
+    "calls_500.py": "x = f" + "()" * 500 + "\n",
+    "subscripts_500.py": "x = y" + "[0]" * 500 + "\n",
+    "conditional_500.py": "x = " + "a if b else " * 500 + "c\n",
+    "lambda_500.py": "x = " + "lambda: " * 500 + "1\n",
+    "strings_500.py": "x = " + " ".join(['"a"'] * 500) + "\n",
+    "elif_500.py": "if x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(1, 500)),
+    "indent_99.py": "".join(" " * i + "if x:\n" for i in range(99)) + " " * 99 + "pass\n",
+    "parens_199.py": "x = " + "(" * 199 + "1" + ")" * 199 + "\n",
+}
+
+
+def _project_with(tmp_path: Path, files: Dict[str, str]) -> Path:
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    for name, source in files.items():
+        (project / "hostile").mkdir(exist_ok=True)
+        (project / "hostile" / name).write_text(source, encoding="utf-8")
+    return project
+
+
+def _run_child(project: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "dispatchlint", "--format", "json", "--no-cache", *args]
+    completed = subprocess.run(
+        command, cwd=project, env=subprocess_env(), capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert completed.returncode in (0, 1, 2), f"the run died (exit {completed.returncode}): {completed.stderr[-2000:]}"
+    return completed
+
+
+def _locations(completed: subprocess.CompletedProcess) -> set:
+    return {(f["code"], f"{f['path']}:{f['line']}") for f in json.loads(completed.stdout)["findings"]}
+
+
+def test_files_python_rejects_are_dl001_with_pythons_reason_and_the_run_goes_on(tmp_path: Path) -> None:
+    project = _project_with(tmp_path, {name: source for name, (source, _) in REJECTED_BY_PYTHON.items()})
+    completed = _run_child(project)
+    assert completed.returncode == 1, completed.stderr
+    findings = json.loads(completed.stdout)["findings"]
+    assert EXAMPLE_FINDINGS <= _locations(completed)
+    for name, (_, reason) in REJECTED_BY_PYTHON.items():
+        found = [f for f in findings if f["path"] == f"hostile/{name}"]
+        assert [f["code"] for f in found] == ["DL001"], name
+        assert reason in found[0]["message"] and found[0]["message"].startswith("cannot parse: "), found[0]
+    assert "internal error" not in completed.stderr
+
+
+def test_files_nested_500_levels_deep_are_analysed_like_any_other(tmp_path: Path) -> None:
+    deep = dict(DEEP_BUT_VALID)
+    # a dispatch that bypasses the gate, inside a module nested that deep, is still found
+    deep["deep_dispatch.py"] = (
+        "from taskbot.builtin import BUILTIN_EXECUTORS\n\n\n"
+        "def run(agent, name, arguments, ctx):\n"
+        "    args = json.loads(arguments)\n"
+        "    weight = " + "-" * 500 + "1\n"
+        "    return BUILTIN_EXECUTORS[name](agent, args, ctx)\n"
+    )
+    deep["deep_dispatch.py"] = "import json\n" + deep["deep_dispatch.py"]
+    for source in deep.values():
+        compile(source, "check", "exec")  # Python accepts every one of them
+    project = _project_with(tmp_path, deep)
+    completed = _run_child(project)
+    assert completed.returncode == 1 and not completed.stderr.strip(), completed.stderr
+    assert _locations(completed) == EXAMPLE_FINDINGS | {("DL101", "hostile/deep_dispatch.py:8")}
+
+
+def test_a_file_python_accepts_and_libcst_does_not_is_said_to_be_that(run_cli, tmp_path: Path, monkeypatch) -> None:
+    project = _project_with(tmp_path, {"odd.py": "x = 1\n"})
+    real_parse = libcst.parse_module
+
+    def parse(source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if source == b"x = 1\n":
+            raise libcst.ParserSyntaxError("libcst's own grammar", lines=["x = 1"], raw_line=1, raw_column=0)
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", parse)
+    result = run_cli(project, "--format", "json")
+    odd = [f for f in result.findings() if f["path"] == "hostile/odd.py"]
+    assert [f["code"] for f in odd] == ["DL001"]
+    assert odd[0]["message"].startswith("Python accepts this file but libcst cannot parse it, so it is not analysed")
+    assert EXAMPLE_FINDINGS <= result.locations()
+
+
+def test_a_bug_of_the_indexer_names_the_file_and_the_stage(run_cli, tmp_path: Path, monkeypatch) -> None:
+    from dispatchlint.analysis import index
+
+    project = _project_with(tmp_path, {"odd.py": "ODD = 1\n"})
+    real_run = index._ModuleIndexer.run
+
+    def run(self):  # type: ignore[no-untyped-def]
+        if self.path == "hostile/odd.py":
+            raise RuntimeError("a shape nobody expected")
+        real_run(self)
+
+    monkeypatch.setattr(index._ModuleIndexer, "run", run)
+    result = run_cli(project, "--format", "json")
+    assert result.exit_code == 2
+    assert "hostile/odd.py: internal error while indexing (RuntimeError: a shape nobody expected)" in result.stderr
+    assert result.locations() == EXAMPLE_FINDINGS
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_named_like_a_module_is_not_read(tmp_path: Path) -> None:
+    project = _project_with(tmp_path, {})
+    os.mkfifo(project / "taskbot" / "x.py")
+    whole = _run_child(project, timeout=120)
+    assert whole.returncode == 1 and _locations(whole) == EXAMPLE_FINDINGS, whole.stderr
+    one_file = _run_child(project, "taskbot/loop.py", timeout=120)
+    assert _locations(one_file) == {("DL101", "taskbot/loop.py:26")}
+    named = _run_child(project, "taskbot/x.py", timeout=120)
+    assert named.returncode == 0 and _locations(named) == set(), named.stderr
+
+
+def test_a_file_over_the_size_limit_is_skipped_with_a_warning(run_cli, tmp_path: Path) -> None:
+    project = _project_with(tmp_path, {"generated.py": "DATA = [\n" + "    'x' * 40,\n" * 80_000 + "]\n"})
+    assert (project / "hostile" / "generated.py").stat().st_size > 1_000_000
+    result = run_cli(project, "--format", "json")
+    assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
+    assert "warning: hostile/generated.py: skipped: 1,120,011 bytes, more than max-file-size (1,000,000 bytes)" in (
+        result.stderr
+    )
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + "\n[tool.dispatchlint]\nmax-file-size = 1000\n")
+    small = run_cli(project, "--format", "json")
+    assert "warning: taskbot/builtin.py: skipped: 1,011 bytes, more than max-file-size (1,000 bytes)" in small.stderr
+    assert ("DL201", "taskbot/builtin.py:13") not in small.locations()
+
+
+@pytest.mark.parametrize("value", ["0", "'1 MB'", "true", "-5"])
+def test_max_file_size_must_be_a_positive_number_of_bytes(run_cli, tmp_path: Path, value: str) -> None:
+    project = _project_with(tmp_path, {})
+    (project / "pyproject.toml").write_text(f"[tool.dispatchlint]\nmax-file-size = {value}\n", encoding="utf-8")
+    result = run_cli(project)
+    assert result.exit_code == 2
+    assert "max-file-size must be a positive number of bytes" in result.stderr
+
+
+def test_a_ten_megabyte_exclude_pattern_takes_no_time(run_cli, tmp_path: Path) -> None:
+    project = _project_with(tmp_path, {})
+    patterns = ["a" * 10_000_000, "*" * 1_000_000 + "hostile.py", "b*" * 100_000]
+    (project / "pyproject.toml").write_text(f"[tool.dispatchlint]\nexclude = {json.dumps(patterns)}\n")
+    started = time.perf_counter()
+    result = run_cli(project, "--format", "json")
+    assert time.perf_counter() - started < 30  # was about a minute; now the TOML parse dominates
+    assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
