@@ -36,7 +36,8 @@ class _Payload:
 def _keys(project: Path):  # type: ignore[no-untyped-def]
     """Each file of the project with the cache key its facts are stored under."""
     store = cache.FactsCache(Path("unused"))
-    return [(source, store.key(source, source.path.read_bytes())) for source in discover(project, Ignores(project, ())).files]
+    files = discover(project, Ignores(project, ())).files
+    return [(source, store.key(source, source.path.read_bytes())) for source in files]
 
 
 def _loop_without_dispatches(source) -> ModuleFacts:  # type: ignore[no-untyped-def]

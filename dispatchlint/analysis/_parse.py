@@ -14,7 +14,8 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from typing import Callable, List, Optional, TypeVar
+from contextlib import contextmanager
+from typing import Callable, Iterator, List, Optional, TypeVar
 
 from dispatchlint.analysis.facts import ParseError, ParseErrorKind, Span
 
@@ -53,8 +54,9 @@ def python_rejects(source: bytes, path: str) -> Optional[ParseError]:
 
 
 def on_deep_stack(function: Callable[[], _T]) -> _T:
-    """``function()`` run on a thread with a stack and a recursion limit deep enough for any module Python
-    accepts; its result, or the exception it raised."""
+    """``function()`` run on a thread with a stack deep enough for any module Python accepts (the caller waits);
+    its result, or the exception it raised. The thread starts at the interpreter's recursion limit: compile
+    first, then raise it with :func:`deep_recursion`."""
     results: List[_T] = []
     failures: List[BaseException] = []
 
@@ -64,16 +66,25 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
         except BaseException as error:  # noqa: BLE001 - handed back to the caller's thread as it is
             failures.append(error)
 
-    limit = sys.getrecursionlimit()
     previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
-    sys.setrecursionlimit(max(limit, _DEEP_RECURSION_LIMIT))
     try:
         thread = threading.Thread(target=target, name="dispatchlint-deep-stack")
         thread.start()
-        thread.join()
     finally:
-        sys.setrecursionlimit(limit)
         threading.stack_size(previous_stack)
+    thread.join()
     if failures:
         raise failures[0]
     return results[0]
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """A recursion limit for libcst's visitors and the indexer on nesting as deep as Python accepts; only on the
+    thread of :func:`on_deep_stack` (the main thread's stack could not carry it), which the caller waits for."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _DEEP_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)

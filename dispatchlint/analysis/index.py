@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis._parse import on_deep_stack, python_rejects
+from dispatchlint.analysis._parse import deep_recursion, on_deep_stack, python_rejects
 from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
 from dispatchlint.analysis._suppressions import find_suppressions
 from dispatchlint.analysis.facts import (
@@ -118,10 +118,15 @@ def index_source(path: str, module: str, is_package: bool, source: bytes) -> Mod
     What Python's compiler rejects is a parse error whatever libcst makes of it; what it accepts is parsed and
     indexed on a deep stack (see :mod:`dispatchlint.analysis._parse`).
     """
+    return on_deep_stack(lambda: _compile_then_index(path, module, is_package, source))
+
+
+def _compile_then_index(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
     rejected = python_rejects(source, path)
     if rejected is not None:
         return ModuleFacts(path, module, is_package, rejected)
-    return on_deep_stack(lambda: _index_accepted(path, module, is_package, source))
+    with deep_recursion():
+        return _index_accepted(path, module, is_package, source)
 
 
 def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
