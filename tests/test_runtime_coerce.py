@@ -169,6 +169,15 @@ SINGLE_TO_LIST = [
     pytest.param({"type": "array"}, "x", ["x"], id="items not constrained"),
     pytest.param({"type": "array", "prefixItems": [INTEGER, STRING]}, 5, [5], id="first of prefixItems"),
     pytest.param(obj(tags=strings()), {"tags": "urgent"}, {"tags": ["urgent"]}, id="as a member"),
+    # Wrap, then repair the item: the element's one repair makes the one-element list.
+    pytest.param(integers(), "5", [5], id="integer literal, repaired as the item"),
+    pytest.param(integers(), " -7 ", [-7], id="integer literal, whitespace trimmed"),
+    pytest.param({"type": "array", "items": BOOLEAN}, "true", [True], id="boolean literal"),
+    pytest.param({"type": "array", "items": obj(a=INTEGER)}, '{"a": "1"}', [{"a": 1}], id="object from JSON"),
+    pytest.param(integers(), 3.0, [3], id="integral float, repaired as the item"),
+    pytest.param({"type": "array", "items": integers()}, "[1]", [[1]], id="both readings agree"),
+    pytest.param({"type": "array", "items": {"enum": [1, 2]}}, "2", [2], id="an enum item"),
+    pytest.param(obj(ids=integers()), {"ids": "42"}, {"ids": [42]}, id="integer literal as a member"),
 ]
 
 SINGLE_TO_LIST_KEPT = [
@@ -179,13 +188,19 @@ SINGLE_TO_LIST_KEPT = [
     pytest.param(strings(), "[a]", KEEP, id="brackets"),
     pytest.param(strings(), "", KEEP, id="empty string"),
     pytest.param(strings(), "null", KEEP, id="the word null"),
-    pytest.param(integers(), "5", KEEP, id="items do not admit the string"),
+    pytest.param(strings(), '{"a": 1}', KEEP, id="string items: JSON text stays one text, not wrapped"),
+    pytest.param({"type": "array", "items": BOOLEAN}, "yes", KEEP, id="the item has no repair"),
+    pytest.param({"type": "array", "items": {"type": ["integer", "null"]}}, "null", KEEP, id="'null': no list"),
+    pytest.param({"type": "array", "items": integers()}, "[1,2]", KEEP, id="two repairs: [[1], [2]] and [[1, 2]]"),
     pytest.param(strings(), None, KEEP, id="null"),
     pytest.param({"type": "array", "prefixItems": [INTEGER]}, "x", KEEP, id="first prefix item does not admit it"),
     pytest.param(integers(), (1, 2), KEEP, id="a tuple is already an array"),
     pytest.param(integers(), {1, 2}, KEEP, id="a set has no JSON kind"),
     pytest.param({"type": ["array", "integer"], "items": STRING}, "5", KEEP, id="two repairs: 5 and ['5']"),
     pytest.param({"type": ["array", "integer"], "items": NUMBER}, 3.0, KEEP, id="two repairs: 3 and [3.0]"),
+    pytest.param({"type": ["array", "integer"], "items": INTEGER}, "5", KEEP, id="two repairs: 5 and [5]"),
+    pytest.param({"anyOf": [INTEGER, integers()]}, "5", KEEP, id="anyOf: two repairs, 5 and [5]"),
+    pytest.param({"type": "array", "items": {"enum": [1, 2]}}, "3", KEEP, id="the item's repair leaves its enum"),
 ]
 
 
@@ -306,7 +321,7 @@ STRUCTURE = [
         id="objects in arrays in objects",
     ),
     pytest.param({"type": "integer", "nullable": True}, "null", None, id="OpenAPI nullable"),
-    pytest.param({"type": "integer", "enum": [1, 2]}, "3", 3, id="enum does not stop a type repair"),
+    pytest.param({"type": "integer", "nullable": True, "minimum": 5}, "3", 3, id="bounds are not checked"),
 ]
 
 STRUCTURE_KEPT = [
@@ -334,6 +349,81 @@ STRUCTURE_KEPT = [
 @pytest.mark.parametrize("schema, value, expected", STRUCTURE + STRUCTURE_KEPT)
 def test_structure(schema: Any, value: Any, expected: Any) -> None:
     check(schema, value, expected)
+
+
+ENUMS = [
+    pytest.param({"enum": [1, 2, 3]}, "2", 2, id="enum without type: the literal of a member"),
+    pytest.param({"enum": [True, False]}, "true", True, id="boolean enum"),
+    pytest.param({"enum": [True, False]}, "FALSE", False, id="boolean enum, any letter case"),
+    pytest.param({"const": 5}, " 5 ", 5, id="const, whitespace trimmed"),
+    pytest.param({"const": True}, "true", True, id="boolean const"),
+    pytest.param({"const": None}, "null", None, id="null const"),
+    pytest.param({"type": "integer", "enum": [1, 2]}, "2", 2, id="enum with type"),
+    pytest.param({"type": "number", "enum": [0.5, 1]}, "0.5", 0.5, id="number enum"),
+    pytest.param({"enum": ["a", 1]}, "1", 1, id="mixed enum: the one listed value the string holds"),
+    pytest.param({"enum": [None, "auto"]}, "null", None, id="null listed, the string 'null' is not"),
+    pytest.param({"enum": [[1], [2]]}, "[2]", [2], id="array enum from JSON"),
+    pytest.param({"enum": [[5]], "type": "array", "items": INTEGER}, "5", [5], id="wrapped into a listed array"),
+    pytest.param({"enum": [{"a": 1}], **obj(a=INTEGER)}, {"a": "1"}, {"a": 1}, id="walked into a listed object"),
+    pytest.param(obj(level={"enum": [1, 2, 3]}), {"level": "3"}, {"level": 3}, id="as a member"),
+    pytest.param({"type": "integer", "enum": [3]}, 3.0, KEEP, id="3.0 equals the listed 3: never touched"),
+]
+
+ENUMS_KEPT = [
+    pytest.param({"type": "integer", "enum": [1, 2]}, "3", KEEP, id="the repair would leave the enum"),
+    pytest.param({"enum": [1, 2, 3]}, "4", KEEP, id="enum without type: not a member's literal"),
+    pytest.param({"enum": ["1", 1]}, "1", KEEP, id="the string itself is listed: never touched"),
+    pytest.param({"enum": ["pending", "done"]}, "Done", KEEP, id="no case folding for strings"),
+    pytest.param({"enum": ["pending", "done"]}, '"done"', KEEP, id="no unquoting"),
+    pytest.param({"enum": [1, 2]}, 7, KEEP, id="an unlisted integer has no repair"),
+    pytest.param({"const": "x"}, "y", KEEP, id="string const"),
+    pytest.param({"type": "string", "enum": ["a", 1]}, "1", KEEP, id="the listed 1 is not of the declared type"),
+    pytest.param(
+        {"enum": [5, [5]], "type": ["integer", "array"], "items": INTEGER},
+        "5",
+        KEEP,
+        id="two listed repairs: 5 and [5]",
+    ),
+    pytest.param({"enum": []}, "1", KEEP, id="empty enum admits nothing"),
+    pytest.param({"enum": [True]}, "1", KEEP, id="'1' is not true"),
+]
+
+
+@pytest.mark.parametrize("schema, value, expected", ENUMS + ENUMS_KEPT)
+def test_enum_and_const_are_what_is_admitted(schema: Any, value: Any, expected: Any) -> None:
+    check(schema, value, expected)
+
+
+NON_FINITE = [
+    pytest.param(NUMBER, "1e999", id="scalar"),
+    pytest.param({"type": "array", "items": NUMBER}, "[1e999]", id="inside an array"),
+    pytest.param({"type": "array", "items": NUMBER}, "[1, -1e999]", id="negative, after a finite one"),
+    pytest.param(obj(a=NUMBER), '{"a": 1e400}', id="inside an object"),
+    pytest.param({"type": "array"}, "[Infinity]", id="Infinity"),
+    pytest.param({"type": "array"}, "[NaN]", id="NaN"),
+    pytest.param({"type": "array", "items": NUMBER}, "1e999", id="not wrapped either"),
+]
+
+
+@pytest.mark.parametrize("schema, value", NON_FINITE)
+def test_non_finite_numbers_are_refused_everywhere(schema: Any, value: Any) -> None:
+    check(schema, value, KEEP)
+
+
+NOT_VALIDATION = [
+    pytest.param({"type": "integer", "minimum": 10}, 5, id="minimum"),
+    pytest.param({"type": "string", "maxLength": 2}, "long", id="maxLength"),
+    pytest.param({"type": "string", "format": "date"}, "not a date", id="format"),
+    pytest.param({**obj(a=INTEGER), "required": ["a"]}, {}, id="required: nothing is added"),
+    pytest.param(obj(a={"type": "integer", "default": 3}), {}, id="default: nothing is filled in"),
+    pytest.param({"type": "array", "maxItems": 1}, [1, 2], id="maxItems: nothing is dropped"),
+    pytest.param({**obj(a=INTEGER), "additionalProperties": False}, {"b": 1}, id="additionalProperties: kept"),
+]
+
+
+@pytest.mark.parametrize("schema, value", NOT_VALIDATION)
+def test_it_is_not_validation(schema: Any, value: Any) -> None:
+    check(schema, value, KEEP)
 
 
 TOOL = {"type": "object", "properties": {"n": INTEGER}}

@@ -128,16 +128,27 @@ def boolean_literal(text: str) -> Any:
     return text if literal is None else literal
 
 
-def json_container(text: str) -> Any:
-    """The array or object that ``text`` (trimmed, starting with a bracket) is strict JSON for, or MISSING."""
+def strict_json(text: Any) -> Any:
+    """The value ``text`` (a str or bytes) is strict JSON for, or MISSING.
+
+    Strict: ``NaN``, ``Infinity`` and numbers too large to be finite (``1e999``) are refused, wherever they are,
+    as are nesting deeper than the parser's stack and integers longer than Python converts.
+    """
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, TypeError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
         return MISSING
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is not a finite number")
+    return number
 
 
 def is_ambiguous_single(text: str) -> bool:

@@ -34,11 +34,11 @@ from ._json import (
     boolean_literal,
     integer_literal,
     is_ambiguous_single,
-    json_container,
     json_equal,
     json_kind,
     number_literal,
     scalar_literal,
+    strict_json,
 )
 from ._names import provider_aliases
 from ._schema import MAX_DEPTH, resolve_local_ref, tool_parameters
@@ -52,6 +52,7 @@ CACHE_SIZE = 512
 
 _SCALAR_TYPES = frozenset({type(None), bool, int, float, str})
 _CONTAINER_KINDS = frozenset({ARRAY, OBJECT})
+_NUMERIC = (INTEGER, NUMBER)
 
 
 class UnionBudgetError(Exception):
@@ -151,11 +152,10 @@ def _step(node: Optional[Node]) -> Optional[_Step]:
 
 
 class TypedNode(Node):
-    """A schema's own keywords: ``type``, ``enum``/``const``, and the object and array keywords."""
+    """A schema's own keywords: ``type`` and the object and array keywords (``enum``/``const``: ``EnumNode``)."""
 
     __slots__ = (
         "admitted",
-        "enum",
         "objects",
         "arrays",
         "coerce",
@@ -173,15 +173,12 @@ class TypedNode(Node):
     def __init__(
         self,
         admitted: Optional[FrozenSet[str]],
-        enum: Optional[Tuple[Any, ...]],
         objects: ObjectRules,
         arrays: ArrayRules,
         coerce: bool,
     ) -> None:
         #: JSON kinds accepted here (``integer`` is added wherever ``number`` is); None: every kind.
         self.admitted = admitted
-        #: The allowed values (``const`` is a one-value enum); None: any value of an admitted kind.
-        self.enum = enum
         self.objects = objects
         self.arrays = arrays
         #: False in the rename-only plans of ``unrename_args``: names are restored, values never converted.
@@ -252,8 +249,6 @@ class TypedNode(Node):
     def fits(self, value: Any) -> bool:
         kind = json_kind(value)
         if not self.admits(kind):
-            return False
-        if self.enum is not None and not any(json_equal(value, option) for option in self.enum):
             return False
         if kind == OBJECT:
             return not self._checks_objects or self._members_fit(value)
@@ -358,16 +353,22 @@ class TypedNode(Node):
 
     def _convert(self, value: Any, kind: Optional[str]) -> Any:
         """The one conversion of a value whose kind is not admitted here; the value itself if none or several."""
+        found = self.conversions(value, kind)
+        return found[0] if len(found) == 1 else value
+
+    def conversions(self, value: Any, kind: Optional[str]) -> List[Any]:
+        """The distinct repairs of a value whose kind is not admitted here: its literal, and ``[item]``."""
         if kind == STRING:
-            converted = self._parse(value)
+            converted = self.parse(value)
         elif kind == NUMBER and self.admits(INTEGER) and value.is_integer():
             converted = int(value)
         else:
             converted = MISSING
+        found = [] if converted is MISSING else [converted]
         wrapped = self._wrap(value, kind)
-        if wrapped is not MISSING:
-            return wrapped if converted is MISSING else value  # two repairs: ambiguous
-        return value if converted is MISSING else converted
+        if wrapped is not MISSING and not (found and json_equal(converted, wrapped)):
+            found.append(wrapped)
+        return found
 
     def _convert_string(self, text: str) -> Any:
         return self._convert(text, STRING)
@@ -380,7 +381,7 @@ class TypedNode(Node):
         scalar = scalar_literal(stripped)
         return scalar if scalar is not MISSING and self.admits(json_kind(scalar)) else MISSING
 
-    def _parse(self, text: str) -> Any:
+    def parse(self, text: str) -> Any:
         """The admitted value ``text`` is the JSON literal of (containers repaired in turn), or MISSING."""
         stripped = text.strip()
         head = stripped[:1]
@@ -388,7 +389,7 @@ class TypedNode(Node):
             kind = ARRAY if head == "[" else OBJECT
             if not self.admits(kind):
                 return MISSING
-            parsed = json_container(stripped)
+            parsed = strict_json(stripped)
             if parsed is MISSING:
                 return MISSING
             if kind == ARRAY:
@@ -397,13 +398,96 @@ class TypedNode(Node):
         return self._admitted_scalar(stripped)
 
     def _wrap(self, value: Any, kind: Optional[str]) -> Any:
-        """``[value]`` where an array is wanted and its first element admits the value, or MISSING."""
+        """``[item]`` where an array is wanted: the value as its first element admits it or repairs it, or MISSING.
+
+        A string that may be a list written as text (separators, brackets) or no list at all (empty, ``null``)
+        is wrapped only when the element repairs it into another kind (``"5"`` for integers, ``'{"a": 1}'``
+        for objects): then it was one value's literal.
+        """
         first = self._first_item
-        if first is None or kind is None or kind == ARRAY or not first.admits(kind):
+        if first is None or kind is None or kind == ARRAY:
             return MISSING
-        if kind == STRING and is_ambiguous_single(value):
-            return MISSING
-        return [first.repair(value)]
+        if kind == STRING:
+            stripped = value.strip()
+            if not stripped or stripped == "null":
+                return MISSING
+        if first.admits(kind):
+            if kind == STRING and is_ambiguous_single(value):
+                return MISSING
+            return [first.repair(value)]
+        item = first.repair(value)
+        return [item] if item is not value and first.fits(item) else MISSING
+
+
+class EnumNode(Node):
+    """``enum`` and ``const``: what is admitted is the listed values (``const`` lists one), of a kind ``type``
+    admits when it is given.
+
+    A listed value is never touched. Another value becomes a listed value when exactly one repair gets there:
+    the ones its kind has at this place (``inner``, whose admitted kinds are the listed values' kinds), and for
+    a string, the JSON literal it holds (``"2"`` with ``enum: [1, 2, 3]``, ``"true"`` with ``const: true``).
+    A repair that would leave the enum is not made.
+    """
+
+    __slots__ = ("members", "inner", "_parses", "_strings", "_numbers", "_booleans", "_null", "_others")
+
+    def __init__(self, members: Tuple[Any, ...], inner: TypedNode) -> None:
+        self.members = members
+        self.inner = inner
+        kinds = [json_kind(member) for member in members]
+        #: A string may hold the literal of a listed value that is not a string.
+        self._parses = inner.coerce and any(kind != STRING and inner.admits(kind) for kind in kinds)
+        self.repairs = inner.repairs or self._parses
+        self.exact = inner.exact - {str} if self._parses else inner.exact
+        self.handlers = {}
+        # Membership by hashing for plain scalars (1 == 1.0 hashes alike, as JSON compares numbers).
+        self._strings = frozenset(m for m, kind in zip(members, kinds) if kind == STRING and type(m) is str)
+        self._numbers = frozenset(m for m, kind in zip(members, kinds) if kind in _NUMERIC and type(m) in (int, float))
+        self._booleans = frozenset(m for m in members if type(m) is bool)
+        self._null = any(member is None for member in members)
+        self._others = tuple(m for m in members if type(m) not in (str, int, float, bool) and m is not None)
+
+    def admits(self, kind: Optional[str]) -> bool:
+        return self.inner.admits(kind)
+
+    def fits(self, value: Any) -> bool:
+        return self._listed(value) and self.inner.fits(value)
+
+    def _listed(self, value: Any) -> bool:
+        value_type = type(value)
+        if value_type is str:
+            return value in self._strings or self._listed_slowly(value)
+        if value_type is bool:
+            return value in self._booleans
+        if value_type is int or value_type is float:
+            return value in self._numbers
+        if value is None:
+            return self._null
+        return self._listed_slowly(value)
+
+    def _listed_slowly(self, value: Any) -> bool:
+        return bool(self._others) and any(json_equal(value, member) for member in self._others)
+
+    def repair(self, value: Any) -> Any:
+        if self._listed(value):
+            return value
+        inner = self.inner
+        if not inner.coerce:  # renaming only: names are restored inside whatever the values
+            return inner.repair(value)
+        kind = json_kind(value)
+        if inner.admits(kind):
+            found = [inner.repair(value)]
+            if kind == STRING and self._parses:
+                found.append(inner.parse(value))
+        else:
+            found = inner.conversions(value, kind)
+        distinct: List[Any] = []
+        for candidate in found:
+            if candidate is MISSING or candidate is value or not self.fits(candidate):
+                continue
+            if not any(json_equal(candidate, seen) for seen in distinct):
+                distinct.append(candidate)
+        return distinct[0] if len(distinct) == 1 else value
 
 
 class UnionNode(Node):
@@ -493,7 +577,7 @@ class AllNode(Node):
         return repaired if repaired is value or self.admits(json_kind(repaired)) else value
 
 
-NEVER: Node = TypedNode(frozenset(), None, NO_OBJECT_RULES, NO_ARRAY_RULES, coerce=False)
+NEVER: Node = TypedNode(frozenset(), NO_OBJECT_RULES, NO_ARRAY_RULES, coerce=False)
 
 
 class _Compiler:
@@ -536,9 +620,13 @@ class _Compiler:
         enum = _allowed_values(schema)
         objects = self._object_rules(schema, depth)
         arrays = self._array_rules(schema, depth)
-        if admitted is None and enum is None and objects is NO_OBJECT_RULES and arrays is NO_ARRAY_RULES:
-            return ANY
-        return TypedNode(admitted, enum, objects, arrays, self._coerce)
+        if enum is None:
+            if admitted is None and objects is NO_OBJECT_RULES and arrays is NO_ARRAY_RULES:
+                return ANY
+            return TypedNode(admitted, objects, arrays, self._coerce)
+        listed = _listed_kinds(enum)
+        inner = TypedNode(listed if admitted is None else admitted & listed, objects, arrays, self._coerce)
+        return EnumNode(enum, inner)
 
     def _object_rules(self, schema: Dict[Any, Any], depth: int) -> ObjectRules:
         declared = schema.get("properties")
@@ -594,6 +682,14 @@ def _allowed_values(schema: Dict[Any, Any]) -> Optional[Tuple[Any, ...]]:
     return tuple(enum) if isinstance(enum, list) else None
 
 
+def _listed_kinds(members: Tuple[Any, ...]) -> FrozenSet[str]:
+    """The kinds of an enum's values (an integer is a number too, as with ``type``)."""
+    kinds = {kind for kind in map(json_kind, members) if kind is not None}
+    if NUMBER in kinds:
+        kinds.add(INTEGER)
+    return frozenset(kinds)
+
+
 def _union(branches: Sequence[Node]) -> Node:
     if any(branch is ANY for branch in branches):
         return ANY  # one branch admits every value as it is
@@ -609,7 +705,7 @@ def _merge_disjoint(branches: Sequence[Node]) -> Optional[Node]:
     kind, the branch a value belongs to is known from its kind, and the union rules give the same answers as
     the type-list rules. This keeps ``Optional`` fields (the common case) off the slow union path.
     """
-    typed = [branch for branch in branches if isinstance(branch, TypedNode) and branch.enum is None]
+    typed = [branch for branch in branches if isinstance(branch, TypedNode)]
     if len(typed) < len(branches):
         return None
     kinds: Set[str] = set()
@@ -619,7 +715,7 @@ def _merge_disjoint(branches: Sequence[Node]) -> Optional[Node]:
         kinds |= branch.admitted
     objects = next((branch.objects for branch in typed if branch.admits(OBJECT)), NO_OBJECT_RULES)
     arrays = next((branch.arrays for branch in typed if branch.admits(ARRAY)), NO_ARRAY_RULES)
-    return TypedNode(frozenset(kinds), None, objects, arrays, typed[0].coerce)
+    return TypedNode(frozenset(kinds), objects, arrays, typed[0].coerce)
 
 
 def _conjunction(members: Sequence[Node]) -> Node:
