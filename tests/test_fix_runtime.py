@@ -100,6 +100,23 @@ out["instance_table"] = probe(lambda: agent.run_tool({"name": "plan", "arguments
 recall = {"query": "alpha", "exact": "true"}
 out["bound_method"] = probe(lambda: agent.run_tool({"name": "recall", "arguments": json.dumps(recall)}))
 ''',
+    "fix_contract": '''
+from relay.context import Context
+from relay.loop import run_tool
+ctx = Context()
+plan = {"name": "plan", "arguments": json.dumps({"steps": '["a", "b"]'})}
+out["fn_args_plan"] = probe(lambda: run_tool(None, plan, ctx))
+out["fn_args_wait"] = probe(lambda: run_tool(None, {"name": "wait", "arguments": '{"seconds": "1.5"}'}, ctx))
+''',
+    "fix_typed": '''
+from ledger.agent import fast_path, handle_function_call
+from ledger.tools import Book
+book = Book()
+transfer = {"name": "transfer", "arguments": json.dumps({"amounts": "[1, 2.5]", "dry_run": "true"})}
+out["fast_path"] = probe(lambda: fast_path(book, transfer))
+out["gated"] = probe(lambda: handle_function_call(book, "transfer", {"amounts": "[1]", "dry_run": "false"}))
+out["booked"] = book.entries
+''',
     "fix_unrename": '''
 from postbox.tools import handle_function_call
 
@@ -148,6 +165,8 @@ FIXED: Dict[str, Dict[str, Any]] = {
         "instance_table": {"steps": ["a", "b"]},
         "bound_method": {"hits": ["alpha"], "exact": True},
     },
+    "fix_contract": {"fn_args_plan": "a / b", "fn_args_wait": "waiting 3.0 half-seconds"},
+    "fix_typed": {"fast_path": "2 entries, 3.5 EUR", "gated": "1 entries, 1.0 EUR", "booked": [1.0]},
     "fix_unrename": {
         "sanitized_names": {"folder": "inbox", "top": 5, "unread_only": True},
         "plain_names": {"folder": "sent", "top": None, "unread_only": None},
@@ -161,6 +180,8 @@ UNCHANGED = {
     "fix_chains": ["registry"],
     "fix_async_attrs": [f"gated_{path}" for path in ("instance_async", "class_to_thread", "module_async")],
     "fix_no_gate": [],
+    "fix_contract": [],
+    "fix_typed": ["gated"],
     "fix_unrename": ["plain_names"],
 }
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import dispatchlint.runtime
+from dispatchlint.runtime import contract
 from conftest import subprocess_env
 
 
@@ -21,9 +25,29 @@ def test_the_public_api() -> None:
         "RepairCallback",
         "SchemaSource",
         "coerce_args",
+        "coerce_tool_call",
         "coerced",
         "sanitize_schema",
         "unrename_args",
         "wrap_table",
     ]
     assert all(hasattr(dispatchlint.runtime, name) for name in dispatchlint.runtime.__all__)
+
+
+def test_the_contract_imports_nothing_and_names_what_exists() -> None:
+    tree = ast.parse(Path(contract.__file__).read_text(encoding="utf-8"))
+    assert not [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert contract.PACKAGE == dispatchlint.runtime.__name__
+    assert callable(getattr(dispatchlint.runtime, contract.WRAP_TABLE))
+    assert callable(getattr(dispatchlint.runtime, contract.COERCED))
+    for function in (dispatchlint.runtime.wrap_table, dispatchlint.runtime.coerced):
+        assert contract.ARGS_AT in inspect.signature(function).parameters
+
+
+def test_the_analyzer_reads_the_contract() -> None:
+    from dispatchlint.analysis import _schemas, _syntax
+    from dispatchlint.analysis.link import RUNTIME_PACKAGE
+
+    assert _syntax.ARGS_NAMES is contract.ARGUMENT_PARAMETER_NAMES
+    assert _schemas.SCHEMA_KEYS is contract.SCHEMA_ENVELOPE_KEYS
+    assert RUNTIME_PACKAGE == contract.PACKAGE

@@ -136,6 +136,20 @@ def test_never_raises_and_never_mutates(length: Any) -> None:
 
 
 @pytest.mark.parametrize("length", LENGTHS)
+def test_the_specialised_plan_answers_as_the_generic_one(length: Any) -> None:
+    """``coerce_args`` runs a function generated for the schema; the generic node walk is the reference."""
+
+    def check(case: Any) -> None:
+        schema, value = case
+        generic = apply_schema(schema, value, True, specialised=False)
+        specialised = apply_schema(schema, value, True)
+        assert same_json(specialised, generic)
+        assert (specialised is value) == (generic is value)
+
+    run(length, st.tuples(schemas, values), check)
+
+
+@pytest.mark.parametrize("length", LENGTHS)
 def test_idempotent(length: Any) -> None:
     def check(case: Any) -> None:
         schema, value = case

@@ -15,8 +15,10 @@ import libcst as cst
 
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import SchemaDef, Span
+from dispatchlint.runtime.contract import SCHEMA_ENVELOPE_KEYS
 
-SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "json_schema", "args_schema", "schema")
+#: Keys of a tool definition that hold its parameters schema: the ones the runtime unwraps.
+SCHEMA_KEYS = SCHEMA_ENVELOPE_KEYS
 
 
 def class_schema_key(class_qualname: str) -> str:

@@ -8,31 +8,11 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-#: Parameter and variable names that, by convention, hold a tool call's arguments mapping.
-ARGS_NAMES = frozenset(
-    {
-        "args",
-        "arguments",
-        "tool_args",
-        "tool_arguments",
-        "function_args",
-        "function_arguments",
-        "fn_args",
-        "func_args",
-        "call_args",
-        "tool_input",
-        "tool_inputs",
-        "input_args",
-        "action_input",
-        "params",
-        "tool_params",
-        "kwargs",
-        "raw_args",
-        "arguments_dict",
-        "args_dict",
-        "parsed_args",
-    }
-)
+from dispatchlint.runtime.contract import ARGUMENT_PARAMETER_NAMES
+
+#: Parameter and variable names that, by convention, hold a tool call's arguments mapping: the runtime's list,
+#: so that a table the fix wraps hands the repaired mapping to the parameter the analyzer followed.
+ARGS_NAMES = ARGUMENT_PARAMETER_NAMES
 
 #: Attributes and keys that hold the model's raw arguments on a tool-call object.
 RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "function_args"})

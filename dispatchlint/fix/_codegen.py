@@ -1,23 +1,35 @@
-"""Generated code, written in the style of the module it goes into.
+"""Generated code, written in the style of the module it goes into, and the way ``ruff format`` writes it.
 
 Templates here are written with four-space indents and ``\\n``; :func:`statement` and :func:`expression` turn
 them into nodes that print with the module's own indentation and newline (a CRLF module stays CRLF), so the
-only bytes that change are the ones the fix means to add.
+only bytes that change are the ones the fix means to add. Long lines are split as ruff (and black) split them,
+at the project's own line length, so that formatting a fixed project leaves the generated code as it is; and the
+wrappers are annotated, so that a project ``mypy --strict`` accepted is still accepted after the fix.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import libcst as cst
 
 from dispatchlint.fix._shape import CallShape
 from dispatchlint.fix._source import Statement
 
-#: Longest generated line that stays on one line (longer ones are split the way black would).
-MAX_LINE = 99
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the backport, on older Pythons
+    import tomli as tomllib
+
+#: ruff's and black's line length when a project sets none.
+DEFAULT_LINE_LENGTH = 88
 _TEMPLATE_INDENT = "    "
 _PLACEHOLDER = "__dispatchlint_table__"
+#: The wrapped executor, as a callable the type checker lets the wrapper call.
+CALL = "call"
 
 
 def statement(tree: cst.Module, source: str) -> Statement:
@@ -41,70 +53,207 @@ def blank_lines(count: int) -> List[cst.EmptyLine]:
     return [cst.EmptyLine() for _ in range(count)]
 
 
-def fits(*parts: str) -> bool:
-    return sum(len(part) for part in parts) <= MAX_LINE
+# ---------------------------------------------------------------------------------------------- layout
+
+
+def line_length(path: Path) -> int:
+    """The line length the project's formatter applies to ``path``.
+
+    As ruff finds its settings: the nearest ``.ruff.toml``, ``ruff.toml`` or ``pyproject.toml`` with a
+    ``[tool.ruff]`` table, walking up from the file; else black's ``[tool.black]`` in the nearest
+    ``pyproject.toml``; else 88.
+    """
+    black: Optional[int] = None
+    for folder in path.resolve().parents:
+        for name in (".ruff.toml", "ruff.toml"):
+            ruff = _toml(folder / name)
+            if ruff is not None:
+                return _length(ruff.get("line-length"))
+        pyproject = _toml(folder / "pyproject.toml")
+        if pyproject is None:
+            continue
+        tool = pyproject.get("tool")
+        tables: Dict[str, Any] = tool if isinstance(tool, dict) else {}
+        ruff, black_table = tables.get("ruff"), tables.get("black")
+        if isinstance(ruff, dict):
+            return _length(ruff.get("line-length"))
+        if black is None and isinstance(black_table, dict):
+            black = _length(black_table.get("line-length"))
+    return black or DEFAULT_LINE_LENGTH
+
+
+def _toml(path: Path) -> Optional[Dict[str, Any]]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _length(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_LINE_LENGTH
+
+
+@dataclass(frozen=True)
+class Group:
+    """A bracketed group inside another one: ``head`` + items + ``tail`` (``gate(name, args)``)."""
+
+    head: str
+    items: Sequence[Union[str, "Group"]]
+    tail: str
+
+    def flat(self) -> str:
+        return self.head + ", ".join(_flat(item) for item in self.items) + self.tail
+
+
+def _flat(item: Union[str, Group]) -> str:
+    return item if isinstance(item, str) else item.flat()
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a bracketed group is split, as ruff splits it: not at all, its contents on one line of their own,
+    or one element per line (with a trailing comma, except in a comprehension), each element split in turn."""
+
+    width: int
+
+    def bracketed(
+        self, indent: str, head: str, items: Sequence[Union[str, Group]], tail: str, comprehension: bool = False
+    ) -> str:
+        joined = (" " if comprehension else ", ").join(_flat(item) for item in items)
+        flat = f"{indent}{head}{joined}{tail}"
+        if len(flat) <= self.width:
+            return flat
+        inner = indent + _TEMPLATE_INDENT
+        if len(inner + joined) <= self.width:
+            return f"{indent}{head}\n{inner}{joined}\n{indent}{tail}"
+        last = "" if comprehension else ","
+        lines = [self._element(inner, item, last) for item in items]
+        return f"{indent}{head}\n" + "\n".join(lines) + f"\n{indent}{tail}"
+
+    def _element(self, indent: str, item: Union[str, Group], comma: str) -> str:
+        if isinstance(item, str) or len(indent + item.flat() + comma) <= self.width:
+            return indent + _flat(item) + comma
+        return self.bracketed(indent, item.head, item.items, item.tail + comma)
 
 
 # ---------------------------------------------------------------------------------------------- wrappers
 
 
-def gate_wrapper(name: str, shape: CallShape, gate: str, lazy_import: Optional[str]) -> str:
+@dataclass(frozen=True)
+class Typing:
+    """The module's local names for what the wrappers' annotations use."""
+
+    any: str
+    callable: str
+    cast: str
+    #: The wrapper's type variable (``_Executor``): the wrapper returns the type of what it wraps. Not bound to
+    #: ``Callable``: a table of sync and async functions is a ``dict[str, function]``, which such a bound refuses.
+    executor: str
+
+
+def type_variable(typing: Typing, type_var: str) -> str:
+    """``_Executor = TypeVar("_Executor")``."""
+    return f'{typing.executor} = {type_var}("{typing.executor}")\n'
+
+
+def gate_wrapper(
+    name: str, shape: CallShape, gate: str, lazy_import: Optional[str], typing: Typing, layout: Layout
+) -> str:
     """``def _coerced(name, executor)``: the wrapper of ``docs/defect.md``, for the executors' call shape."""
     if shape.asynchronous is None:
-        inner = _run(shape, gate, lazy_import, asynchronous=True, function="run_async")
+        inner = _run(shape, gate, lazy_import, True, "run_async", typing, layout, "        ")
         body = (
             "    if inspect.iscoroutinefunction(executor):\n\n"
-            + _indent(inner, 2)
-            + "\n\n        return run_async\n\n"
-            + _indent(_run(shape, gate, lazy_import, asynchronous=False, function="run"), 1)
+            + inner
+            + f"\n\n        return {typing.cast}({typing.executor}, run_async)\n\n"
+            + _run(shape, gate, lazy_import, False, "run", typing, layout, "    ")
         )
     else:
-        body = _indent(_run(shape, gate, lazy_import, asynchronous=shape.asynchronous, function="run"), 1)
-    return f"def {name}(name, executor):\n{body}\n\n    return run\n"
+        body = _run(shape, gate, lazy_import, shape.asynchronous, "run", typing, layout, "    ")
+    signature = _signature(name, typing, layout)
+    function = layout.bracketed(
+        "    ", f"{CALL} = {typing.cast}(", [f"{typing.callable}[..., {typing.any}]", "executor"], ")"
+    )
+    function += "\n\n"
+    return f"{signature}\n{function}{body}\n\n    return {typing.cast}({typing.executor}, run)\n"
 
 
-def runtime_wrapper(name: str, schemas: str) -> str:
+def runtime_wrapper(
+    name: str, coerced: str, schemas: str, args_at: Optional[int], typing: Typing, layout: Layout
+) -> str:
     """A single-executor wrapper over the bundled coercer, for values that enter a table one by one."""
-    return f"def {name}(name, executor):\n    return coerced(name, {schemas})(executor)\n"
+    arguments = ["name", schemas] + ([] if args_at is None else [f"args_at={args_at}"])
+    call = layout.bracketed("    ", f"return {coerced}(", arguments, ")(executor)")
+    return f"{_signature(name, typing, layout)}\n{call}\n"
 
 
-def _run(shape: CallShape, gate: str, lazy_import: Optional[str], asynchronous: bool, function: str) -> str:
+def _signature(name: str, typing: Typing, layout: Layout) -> str:
+    executor = typing.executor
+    return layout.bracketed("", f"def {name}(", ["name: str", f"executor: {executor}"], f") -> {executor}:")
+
+
+def _run(
+    shape: CallShape,
+    gate: str,
+    lazy_import: Optional[str],
+    asynchronous: bool,
+    function: str,
+    typing: Typing,
+    layout: Layout,
+    indent: str,
+) -> str:
+    passed: List[Union[str, Group]]
     if shape.index is None:
-        params, call = "*args, **kwargs", f"*args, **{gate}(name, kwargs)"
+        params, passed = ["*args", "**kwargs"], ["*args", Group(f"**{gate}(", ["name", "kwargs"], ")")]
     else:
-        names = list(shape.params)
-        passed = [f"{gate}(name, {param})" if i == shape.index else param for i, param in enumerate(names)]
+        params = list(shape.params)
+        passed = list(params)
+        passed[shape.index] = Group(f"{gate}(", ["name", params[shape.index]], ")")
         if not shape.exact:
-            names += ["*rest", "**kwargs"]
+            params += ["*rest", "**kwargs"]
             passed += ["*rest", "**kwargs"]
-        params, call = ", ".join(names), ", ".join(passed)
+    annotated = [f"{param}: {typing.any}" for param in params]
     prefix = "async def" if asynchronous else "def"
     awaited = "await " if asynchronous else ""
-    lines = ["@functools.wraps(executor)", f"{prefix} {function}({params}):"]
+    lines = [f"{indent}@functools.wraps({CALL})"]
+    lines.append(layout.bracketed(indent, f"{prefix} {function}(", annotated, f") -> {typing.any}:"))
+    body = indent + _TEMPLATE_INDENT
     if lazy_import:
-        lines.append(f"    {lazy_import}")
-    lines.append(f"    return {awaited}executor({call})")
+        lines.append(f"{body}{lazy_import}\n")
+    lines.append(layout.bracketed(body, f"return {awaited}{CALL}(", passed, ")"))
     return "\n".join(lines)
-
-
-def _indent(text: str, depth: int) -> str:
-    return "\n".join(_TEMPLATE_INDENT * depth + line if line else line for line in text.split("\n"))
 
 
 # ---------------------------------------------------------------------------------------------- tables
 
 
-def wrapped_comprehension(tree: cst.Module, wrapper: str, table: cst.BaseExpression, multiline: bool) -> cst.DictComp:
-    """``{name: wrapper(name, executor) for name, executor in <table>.items()}``, ``table`` kept as written."""
+def wrapped_comprehension(
+    tree: cst.Module, wrapper: str, table: cst.BaseExpression, split: Optional[bool]
+) -> cst.DictComp:
+    """``{name: wrapper(name, executor) for name, executor in <table>.items()}``, ``table`` kept as written.
+
+    ``split``: None keeps it on one line; False puts its contents on a line of their own; True splits them
+    before ``for``, each part on its own line (the table is then indented with them).
+    """
     pair = f"name: {wrapper}(name, executor)"
     loop = f"for name, executor in {_PLACEHOLDER}.items()"
-    source = f"{{\n    {pair}\n    {loop}\n}}" if multiline else f"{{{pair} {loop}}}"
-    if multiline:
-        source = source.replace("\n", tree.default_newline).replace("    ", tree.default_indent)
+    if split is None:
+        source = f"{{{pair} {loop}}}"
+    else:
+        inner = f"{pair} {loop}" if split is False else f"{pair}\n    {loop}"
+        source = f"{{\n    {inner}\n}}".replace("\n", tree.default_newline).replace("    ", tree.default_indent)
         table = reindented(tree, table)
     parsed = expression(tree, source)
     assert isinstance(parsed, cst.DictComp)
     return parsed.visit(_Substitute(table))  # type: ignore[return-value]
+
+
+def comprehension_split(header: str, wrapper: str, table: str, layout: Layout) -> Optional[bool]:
+    """How ruff lays out ``<header>{name: wrapper(...) for ... in table.items()}`` (see ``wrapped_comprehension``)."""
+    items = [f"name: {wrapper}(name, executor)", f"for name, executor in {table}.items()"]
+    text = layout.bracketed("", header + "{", items, "}", comprehension=True)
+    lines = text.count("\n")
+    return None if lines == 0 else lines == 3
 
 
 class _Substitute(cst.CSTTransformer):

@@ -15,7 +15,7 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -229,7 +229,9 @@ class _Placed:
     key: str
 
 
-def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_packages: Set[str]) -> cst.Module:
+def add_import(
+    tree: cst.Module, statement: cst.SimpleStatementLine, project_packages: Set[str], width: int
+) -> cst.Module:
     """Insert one import statement into the module's import block, where isort would roughly put it.
 
     Imports form three groups (standard library, third party, the project: relative imports and imports of
@@ -240,7 +242,7 @@ def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_pac
     start = _prelude_end(body)
     block = _import_block(body, start, project_packages)
     small = statement.body[0]
-    merged = _merged(body, _module_imports(body, project_packages), small)
+    merged = _merged(tree, body, _module_imports(body, project_packages), small, width)
     if merged is not None:
         return tree.with_changes(body=merged)
     key = _sort_key(small)
@@ -269,9 +271,10 @@ def add_import(tree: cst.Module, statement: cst.SimpleStatementLine, project_pac
 
 
 def _merged(
-    body: List[Statement], block: Sequence[_Placed], small: cst.BaseSmallStatement
+    tree: cst.Module, body: List[Statement], block: Sequence[_Placed], small: cst.BaseSmallStatement, width: int
 ) -> Optional[List[Statement]]:
-    """``from .gate import SCHEMAS`` + ``from .gate import coerce_tool_args``: one line, when it is a simple one."""
+    """``from .gate import SCHEMAS`` + ``from .gate import coerce_tool_args``: one import, laid out as ruff lays it
+    out (one line when it fits, else one name per line with a trailing comma). Imports with comments are kept."""
     if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
         return None
     for placed in block:
@@ -282,16 +285,56 @@ def _merged(
             len(line.body) == 1
             and isinstance(existing, cst.ImportFrom)
             and not isinstance(existing.names, cst.ImportStar)
-            and existing.lpar is None
             and _sort_key(existing) == _sort_key(small)
+            and "#" not in tree.code_for_node(existing)
         ):
-            names = list(existing.names)
-            names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            names.extend(small.names)
+            names = _with_names(list(existing.names), list(small.names))
             merged = list(body)
-            merged[placed.index] = line.with_changes(body=[existing.with_changes(names=names)])
+            merged[placed.index] = line.with_changes(body=[_import_from(tree, existing, names, width)])
             return merged
     return None
+
+
+def _import_from(
+    tree: cst.Module, existing: cst.ImportFrom, names: List[cst.ImportAlias], width: int
+) -> cst.ImportFrom:
+    marker = "__dispatchlint_name__"
+    alias = cst.ImportAlias(cst.Name(marker))
+    head = tree.code_for_node(existing.with_changes(names=[alias], lpar=None, rpar=None)).split(marker)[0]
+    aliases = [tree.code_for_node(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for alias in names]
+    flat = head + ", ".join(aliases)
+    assert not isinstance(existing.names, cst.ImportStar)
+    # ruff's magic trailing comma: an import written one name per line stays that way
+    exploded = existing.lpar is not None and isinstance(existing.names[-1].comma, cst.Comma)
+    newline, indent = tree.default_newline, tree.default_indent
+    if exploded or len(flat) > width:
+        text = f"{head}({newline}" + "".join(f"{indent}{alias},{newline}" for alias in aliases) + f"){newline}"
+    else:
+        text = flat + newline
+    parsed = cst.parse_statement(text, config=tree.config_for_parsing)
+    assert isinstance(parsed, cst.SimpleStatementLine) and isinstance(parsed.body[0], cst.ImportFrom)
+    return parsed.body[0]
+
+
+def _with_names(names: List[cst.ImportAlias], new: Sequence[cst.ImportAlias]) -> List[cst.ImportAlias]:
+    """``names`` with ``new`` added: each in its place when ``names`` are in isort's order, else at the end."""
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    ordered = [_name_order(alias) for alias in names] == sorted(_name_order(alias) for alias in names)
+    for alias in new:
+        at = len(names)
+        if ordered:
+            at = next((i for i, placed in enumerate(names) if _name_order(placed) > _name_order(alias)), at)
+        names.insert(at, alias)
+    return [alias.with_changes(comma=comma) for alias in names[:-1]] + [
+        names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    ]
+
+
+def _name_order(alias: cst.ImportAlias) -> Tuple[int, str]:
+    """isort's ``order-by-type``: constants, then classes, then functions (``Any, TypeVar, cast``)."""
+    name = cst.Module([]).code_for_node(alias.name)
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name
 
 
 def _insert_before(existing: Statement, statement: cst.SimpleStatementLine) -> List[Statement]:

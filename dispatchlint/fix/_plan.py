@@ -25,7 +25,7 @@ from dispatchlint.fix._imports import (
     top_level_names,
 )
 from dispatchlint.fix._source import FixError, SourceFile, Sources, Statement, check_module
-from dispatchlint.fix._wrapping import RUNTIME, GateWrapping, RuntimeWrapping, Wrapping
+from dispatchlint.fix._wrapping import COERCED, GateWrapping, RuntimeWrapping, Wrapping
 
 Built = Union[cst.CSTNode, "cst.FlattenSentinel[cst.CSTNode]", cst.RemovalSentinel]
 Builder = Callable[[cst.CSTNode], Built]
@@ -43,8 +43,8 @@ class FilePlan:
     edits: Dict[int, Builder] = field(default_factory=dict)
     splits: Dict[int, Splitter] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
-    #: wrapping -> (wrapper name, its definition, the top-level statements that use it)
-    _wrappers: Dict[Wrapping, Tuple[str, Statement, List[Statement]]] = field(default_factory=dict)
+    #: wrapping -> (wrapper name, its definitions, the top-level statements that use it)
+    _wrappers: Dict[Wrapping, Tuple[str, List[Statement], List[Statement]]] = field(default_factory=dict)
     _imports: List[Import] = field(default_factory=list)
     _bound: Optional[Set[str]] = None
     _defs_before: Dict[int, List[Statement]] = field(default_factory=dict)
@@ -54,6 +54,11 @@ class FilePlan:
     @property
     def tree(self) -> cst.Module:
         return self.source.tree
+
+    @property
+    def layout(self) -> _codegen.Layout:
+        """How generated lines are split: at the line length the project formats this file with."""
+        return _codegen.Layout(_codegen.line_length(self.source.path))
 
     def replace(self, node: cst.CSTNode, builder: Builder) -> None:
         if id(node) in self.edits:
@@ -126,15 +131,30 @@ class FilePlan:
         known[2].append(top)
         return known[0]
 
-    def _definition(self, wrapping: Wrapping, name: str) -> Statement:
+    def _definition(self, wrapping: Wrapping, name: str) -> List[Statement]:
+        """The wrapper's type variable and its ``def``, each after two blank lines (as ruff spaces them)."""
+        typing = self._typing(self.fresh_name("_Executor"))
+        type_var = self.imported(Import("typing", "TypeVar"))
         if isinstance(wrapping, RuntimeWrapping):
-            self.imported(Import(RUNTIME, "coerced"))
-            source = _codegen.runtime_wrapper(name, self.imported(wrapping.schemas))
+            coerced, schemas = self.imported(COERCED), self.imported(wrapping.schemas)
+            source = _codegen.runtime_wrapper(name, coerced, schemas, wrapping.args_at, typing, self.layout)
         else:
-            source = self._gate_wrapper(wrapping, name)
-        return _codegen.statement(self.tree, source).with_changes(leading_lines=_codegen.blank_lines(2))
+            source = self._gate_wrapper(wrapping, name, typing)
+        return [
+            _codegen.statement(self.tree, text).with_changes(leading_lines=_codegen.blank_lines(2))
+            for text in (_codegen.type_variable(typing, type_var), source)
+        ]
 
-    def _gate_wrapper(self, wrapping: GateWrapping, name: str) -> str:
+    def _typing(self, executor: str) -> _codegen.Typing:
+        callable_ = local_name_of(self.facts, self.tree, Import("collections.abc", "Callable"))
+        return _codegen.Typing(
+            any=self.imported(Import("typing", "Any")),
+            callable=callable_ or self.imported(Import("typing", "Callable")),
+            cast=self.imported(Import("typing", "cast")),
+            executor=executor,
+        )
+
+    def _gate_wrapper(self, wrapping: GateWrapping, name: str, typing: _codegen.Typing) -> str:
         self.imported(Import("functools"))
         if wrapping.shape.asynchronous is None:
             self.imported(Import("inspect"))
@@ -143,7 +163,7 @@ class FilePlan:
             gate = wrapping.gate.name
         else:
             lazy, gate = None, self.imported(wrapping.gate)
-        return _codegen.gate_wrapper(name, wrapping.shape, gate, lazy)
+        return _codegen.gate_wrapper(name, wrapping.shape, gate, lazy, typing, self.layout)
 
     # ------------------------------------------------------------------------------------------ rendering
 
@@ -156,16 +176,16 @@ class FilePlan:
         for wanted in self._imports:
             statement = _codegen.statement(tree, self.import_statement(wanted))
             assert isinstance(statement, cst.SimpleStatementLine)
-            tree = add_import(tree, statement, self.project_packages)
+            tree = add_import(tree, statement, self.project_packages, self.layout.width)
         data = tree.bytes
         check_module(data, self.source.relative)
         return data
 
     def _definitions_before(self) -> Dict[int, List[Statement]]:
         placed: Dict[int, List[Statement]] = {}
-        for _, definition, users in self._wrappers.values():
+        for _, definitions, users in self._wrappers.values():
             first = min(users, key=self.source.line_of)
-            placed.setdefault(id(first), []).append(definition)
+            placed.setdefault(id(first), []).extend(definitions)
         return placed
 
     def statements_around(self, original: cst.CSTNode, updated: Statement) -> Optional[List[Statement]]:

@@ -21,7 +21,7 @@ from dispatchlint.analysis.link import RAW, RAW_WEAK, LinkedEntry, LinkedTable, 
 from dispatchlint.fix._source import Sources
 
 #: Names the generated wrapper binds itself; an executor parameter of the same name is renamed in the wrapper.
-RESERVED = frozenset({"name", "executor", "run", "run_async", "rest", "kwargs", "functools", "inspect"})
+RESERVED = frozenset({"name", "executor", "call", "run", "run_async", "rest", "kwargs", "functools", "inspect"})
 
 
 @dataclass(frozen=True)

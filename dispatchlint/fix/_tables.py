@@ -2,8 +2,8 @@
 
 - A module-level literal or comprehension ``NAME = {...}`` becomes ``_RAW_NAME = {...}`` followed by the wrapped
   table ``NAME = {name: _coerced(name, executor) for name, executor in _RAW_NAME.items()}`` (``docs/defect.md``),
-  or ``NAME = wrap_table(_RAW_NAME, SCHEMAS)`` in a project with no gate. Readers in every module keep reading
-  ``NAME`` and get the wrapped executors; no dispatch path changes.
+  or ``NAME = wrap_table(_RAW_NAME, SCHEMAS, args_at=N)`` in a project with no gate. Readers in every module keep
+  reading ``NAME`` and get the wrapped executors; no dispatch path changes.
 - A class or instance attribute (``self.tools = {...}``) or a function-local table is wrapped in place.
 - Values that enter later (``TOOLS[name] = fn`` in a registering decorator or a loop, ``TOOLS.update({...})``)
   are wrapped at that assignment: ``TOOLS[name] = _coerced(name, fn)``.
@@ -20,13 +20,23 @@ from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import ModuleFacts, TableFill
 from dispatchlint.analysis.link import GATED, LinkedTable, Project
 from dispatchlint.fix import _codegen
-from dispatchlint.fix._imports import Import, clashes
+from dispatchlint.fix._imports import clashes
 from dispatchlint.fix._plan import FilePlan, ProjectPlan
 from dispatchlint.fix._shape import table_shape
 from dispatchlint.fix._source import FixError, Sources, Statement
-from dispatchlint.fix._wrapping import RUNTIME, GateWrapping, RuntimeWrapping, Wrapping, gate_wrapping, runtime_wrapping
+from dispatchlint.fix._wrapping import (
+    COERCED,
+    WRAP_TABLE,
+    GateWrapping,
+    RuntimeWrapping,
+    Wrapping,
+    gate_wrapping,
+    runtime_wrapping,
+)
+from dispatchlint.runtime import contract
 
 _TABLE_VALUES = (cst.Dict, cst.DictComp, cst.Call)
+_VALUE = "__dispatchlint_value__"
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ def table_fix(project: Project, sources: Sources, table: LinkedTable) -> Union[T
         if project.has_gate:
             found: Union[Wrapping, str] = gate_wrapping(project, shape, module, hints)
         else:
-            found = runtime_wrapping(project, sources, module, sorted(table.keys), table.definition.span.line)
+            found = runtime_wrapping(project, sources, module, sorted(table.keys), table.definition.span.line, shape)
         if isinstance(found, str):
             return found
         clash = _clash(sources, module, found)
@@ -111,7 +121,7 @@ def _clash(sources: Sources, module: ModuleFacts, wrapping: Wrapping) -> str:
     if isinstance(wrapping, GateWrapping):
         wanted = [] if wrapping.lazy else [wrapping.gate]
     else:
-        wanted = [wrapping.schemas, Import(RUNTIME, "wrap_table"), Import(RUNTIME, "coerced")]
+        wanted = [wrapping.schemas, WRAP_TABLE, COERCED]
     tree = sources.get(module.path).tree
     return next((found for found in (clashes(module, tree, item) for item in wanted) if found), "")
 
@@ -169,12 +179,15 @@ def _wrap_module_table(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -
     assert isinstance(line, cst.SimpleStatementLine)
     name = table.definition.name
     raw = file.fresh_name(f"_RAW_{name}")
-    wrapper = ""
+    assert small is not None and small.value is not None
+    # The target and annotation as written, ahead of the new value: where ruff would split the line.
+    header = file.tree.code_for_node(small.with_changes(value=cst.Name(_VALUE))).split(_VALUE)[0].lstrip()
     if isinstance(wrapping, GateWrapping):
         wrapper = file.wrapper(wrapping, line)
-        value: cst.BaseExpression = _codegen.wrapped_comprehension(file.tree, wrapper, cst.Name(raw), multiline=False)
+        layout = _codegen.comprehension_split(header, wrapper, raw, file.layout)
+        value: cst.BaseExpression = _codegen.wrapped_comprehension(file.tree, wrapper, cst.Name(raw), layout)
     else:
-        value = _runtime_table(file, wrapping, cst.Name(raw))
+        value = _runtime_table(file, wrapping, raw, header)
 
     def split(updated: Statement) -> Tuple[List[Statement], List[Statement]]:
         assert isinstance(updated, cst.SimpleStatementLine)
@@ -182,10 +195,6 @@ def _wrap_module_table(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -
         assert isinstance(assignment, (cst.Assign, cst.AnnAssign))
         renamed = _retarget(assignment, cst.Name(raw))
         wrapped = assignment.with_changes(value=value)
-        if not _codegen.fits(file.tree.code_for_node(wrapped)) and isinstance(value, cst.DictComp):
-            wrapped = assignment.with_changes(
-                value=_codegen.wrapped_comprehension(file.tree, wrapper, cst.Name(raw), multiline=True)
-            )
         return (
             [updated.with_changes(body=[renamed])],
             [cst.SimpleStatementLine([wrapped])],
@@ -210,13 +219,33 @@ def _wrap_in_place(file: FilePlan, table: LinkedTable, wrapping: Wrapping) -> No
             small.value, lambda updated: _codegen.wrapped_comprehension(file.tree, wrapper, updated, True)
         )
     else:
-        file.replace_expression(small.value, lambda updated: _runtime_table(file, wrapping, updated))
+        file.replace_expression(small.value, lambda updated: _runtime_call(file, wrapping, updated))
 
 
-def _runtime_table(file: FilePlan, wrapping: RuntimeWrapping, table: cst.BaseExpression) -> cst.Call:
-    wrap_table = file.imported(Import(RUNTIME, "wrap_table"))
-    schemas = file.imported(wrapping.schemas)
-    return cst.Call(cst.Name(wrap_table), [cst.Arg(table, comma=_comma()), cst.Arg(cst.Name(schemas))])
+def _runtime_table(file: FilePlan, wrapping: RuntimeWrapping, table: str, header: str) -> cst.BaseExpression:
+    """``wrap_table(TABLE, SCHEMAS, args_at=N)``, laid out as ruff would after ``header`` (``NAME = ``)."""
+    arguments = [table, file.imported(wrapping.schemas)]
+    if wrapping.args_at is not None:
+        arguments.append(f"{contract.ARGS_AT}={wrapping.args_at}")
+    source = file.layout.bracketed("", f"{header}{file.imported(WRAP_TABLE)}(", arguments, ")")
+    tree = file.tree
+    call = source[len(header) :].replace("\n", tree.default_newline).replace("    ", tree.default_indent)
+    return _codegen.expression(tree, call)
+
+
+def _runtime_call(file: FilePlan, wrapping: RuntimeWrapping, table: cst.BaseExpression) -> cst.Call:
+    """``wrap_table(<table as written>, SCHEMAS, args_at=N)`` in place of a table's value."""
+    arguments = [cst.Arg(table, comma=_comma()), cst.Arg(cst.Name(file.imported(wrapping.schemas)))]
+    if wrapping.args_at is not None:
+        arguments[-1] = arguments[-1].with_changes(comma=_comma())
+        arguments.append(
+            cst.Arg(
+                cst.Integer(str(wrapping.args_at)),
+                keyword=cst.Name(contract.ARGS_AT),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        )
+    return cst.Call(cst.Name(file.imported(WRAP_TABLE)), arguments)
 
 
 def _wrap_fill(file: FilePlan, node: cst.CSTNode, wrapping: Wrapping) -> None:
@@ -231,7 +260,7 @@ def _wrap_fill(file: FilePlan, node: cst.CSTNode, wrapping: Wrapping) -> None:
     elif isinstance(node, cst.DictElement):
         file.replace_expression(node.value, lambda updated: _wrapped_value(wrapper, node.key, updated))
     elif isinstance(node, cst.Arg) and node.keyword is not None:
-        literal = cst.SimpleString(repr(node.keyword.value))
+        literal = cst.SimpleString(f'"{node.keyword.value}"')  # an identifier: nothing to escape
         file.replace_expression(node.value, lambda updated: _wrapped_value(wrapper, literal, updated))
 
 

@@ -17,8 +17,12 @@ from dispatchlint.analysis.link import Project
 from dispatchlint.fix._imports import Import, imports_module, top_level_names
 from dispatchlint.fix._shape import CallShape
 from dispatchlint.fix._source import Sources
+from dispatchlint.runtime import contract
 
-RUNTIME = "dispatchlint.runtime"
+RUNTIME = contract.PACKAGE
+#: The runtime's wrappers, as the generated code imports them.
+WRAP_TABLE = Import(RUNTIME, contract.WRAP_TABLE)
+COERCED = Import(RUNTIME, contract.COERCED)
 _NAME_PARAMS = ("tool", "function", "fn", "func")
 _CONFIGURE_SCHEMAS = (
     'set `schemas = "module:NAME"` in [tool.dispatchlint] to a mapping from tool name to its parameters schema'
@@ -44,6 +48,9 @@ class RuntimeWrapping:
     """Values are wrapped by ``dispatchlint.runtime`` against the schemas in ``schemas``."""
 
     schemas: Import
+    #: The executors' parameter that receives the arguments, passed as ``args_at=`` so that the runtime never
+    #: has to guess it from a name; None: the executors take the arguments as keywords.
+    args_at: Optional[int]
 
     @property
     def label(self) -> str:
@@ -101,7 +108,7 @@ def _takes_name_and_arguments(function: FunctionDef) -> bool:
 
 
 def runtime_wrapping(
-    project: Project, sources: Sources, module: ModuleFacts, keys: Sequence[str], line: int
+    project: Project, sources: Sources, module: ModuleFacts, keys: Sequence[str], line: int, shape: CallShape
 ) -> Union[RuntimeWrapping, str]:
     """The bundled coercer with the configured schema source, or the analyzer's schema table for ``keys``."""
     schemas = _configured_schemas(project) or _found_schemas(project, sources, keys)
@@ -118,7 +125,7 @@ def runtime_wrapping(
             return f"the schema table `{schemas.name}` is defined after the tool table"
     elif imports_module(project, schemas.module, module.module):
         return f"`{schemas.module}` (the schema source) imports `{module.module}`: an import cycle"
-    return RuntimeWrapping(schemas)
+    return RuntimeWrapping(schemas, shape.index)
 
 
 def _configured_schemas(project: Project) -> Optional[Import]:

@@ -2,29 +2,87 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Tuple
+import logging
+from typing import Any, Callable, Iterator, Optional, Tuple
 
-from ._plan import apply_schema
+from ._json import MISSING, OBJECT, json_kind, strict_json
+from ._plan import PLANS, apply_schema, compile_plan
+from ._schema import tool_name
+from .contract import PACKAGE
+
+#: ``on_repair(tool_name, pointer, before, after)``, called for every repaired value (``pointer`` is a JSON
+#: pointer such as ``/steps/0/done`` using the registry's property names).
+RepairCallback = Callable[[str, str, Any, Any], None]
+
+#: Where the runtime reports what it absorbs so as never to fail a tool call: a callback that raised, a schema
+#: source that raised.
+log = logging.getLogger(PACKAGE)
+_COERCING = PLANS[True]
 
 
-def coerce_args(parameters: Any, args: Any) -> Any:
+def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallback] = None) -> Any:
     """Repair a model's arguments against the tool's parameters schema (or whole tool definition).
 
     At each object level, sanitized property names are first mapped back to the registry's names (see
-    ``unrename_args``), then values are repaired by key. A value changes only when its JSON type is not
-    admitted at its place and exactly one repair exists: a string that is the JSON literal of an admitted
-    value (``"42"``, ``"true"``, ``'["a"]'``), an integral float where only integers are admitted, a single
-    value where an array is wanted. Everything else is kept for the tool's own validation to report.
+    ``unrename_args``), then values are repaired by key. A value changes only when it is not admitted at its
+    place and exactly one repair exists: a string that is the JSON literal of an admitted value (``"42"``,
+    ``"true"``, ``'["a"]'``), an integral float where only integers are admitted, a single value where an
+    array is wanted (``"5"`` for an array of integers is ``[5]``). With ``enum`` or ``const``, only the listed
+    values are admitted. Everything else is kept for the tool's own validation to report.
 
     Pure: ``args`` is never mutated, and is returned itself when nothing changed (repaired containers are new
     plain dicts and lists that share the unchanged parts). Never raises, whatever the schema or the arguments.
     The schema is compiled once, on first use, and cached by identity: do not change it in place afterwards.
     Values nested deeper than the schema walk's bound (100 levels of subschemas and references) are left alone.
+
+    ``on_repair`` is called for every repaired value with the tool's name (from the tool definition; ``""``
+    for a bare parameters schema), a JSON pointer, the value before and after. A callback that raises is
+    logged on the ``dispatchlint.runtime`` logger and the call goes on.
     """
     try:
-        return apply_schema(parameters, args, True)
+        repaired = (_COERCING.get(id(parameters)) or compile_plan(parameters, True)).repair(args)
     except Exception:  # the gate must never be what fails a tool call; a value it cannot handle stays as it is
-        return args
+        return args  # (UnionBudgetError too: the call's unions ran out of budget)
+    if on_repair is not None and repaired is not args:
+        report_repairs(tool_name(parameters), parameters, args, repaired, on_repair)
+    return repaired
+
+
+def coerce_tool_call(parameters: Any, raw: Any, *, on_repair: Optional[RepairCallback] = None) -> Any:
+    """The arguments of a tool call as the provider sends them, parsed and repaired: the one call a loop needs.
+
+    ``raw`` is a JSON text (``str`` or ``bytes``, strictly parsed: no ``NaN``, no ``Infinity``, finite numbers;
+    an empty or blank text is ``{}``), a mapping, or None (``{}``). The result is ``coerce_args`` of what was
+    parsed. Never raises: a text that is not JSON, or whose value is not an object even once repaired (a JSON
+    string holding an object's text is one), is returned as it came, for the tool's own validation to report.
+    """
+    if raw is None:
+        return coerce_args(parameters, {}, on_repair=on_repair)
+    if not isinstance(raw, (str, bytes, bytearray)):
+        return coerce_args(parameters, raw, on_repair=on_repair)
+    try:
+        blank = not raw.strip()
+    except Exception:  # a str subclass with a hostile strip()
+        return raw
+    parsed = {} if blank else strict_json(raw)
+    if parsed is MISSING:
+        return raw
+    repaired = coerce_args(parameters, parsed, on_repair=on_repair)
+    return repaired if json_kind(repaired) == OBJECT else raw
+
+
+def report_repairs(name: str, parameters: Any, before: Any, after: Any, on_repair: RepairCallback) -> None:
+    """Call ``on_repair`` for each value ``after`` repaired in ``before``; a callback that raises is logged."""
+    try:
+        changes = list(changed_values(unrename_args(parameters, before), after))
+    except RecursionError:  # values nested deeper than the stack: the repair stands, unreported
+        log.warning("repairs of tool %r not reported: the arguments are nested too deeply", name)
+        return
+    for pointer, old, new in changes:
+        try:
+            on_repair(name, pointer, old, new)
+        except Exception:
+            log.exception("on_repair raised for tool %r at %r; the tool call goes on", name, pointer)
 
 
 def unrename_args(parameters: Any, args: Any) -> Any:

@@ -54,11 +54,11 @@ _NUMERIC = (INTEGER, NUMBER)
 
 # The JSON grammar, ASCII digits only: int() and float() alone would also take "1_000", "+5", "inf" and "٣".
 _NUMBER_HEADS = frozenset("-0123456789")
-_FRACTIONAL_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
+FRACTIONAL_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
 _BOOLEAN_LITERALS = {"true": True, "false": False}
 # Longer number literals are kept as strings: CPython's own default bound on int() (a guard against quadratic
 # conversion), applied to every number so that the answer is the same on every Python.
-_MAX_NUMBER_LENGTH = 4300
+MAX_NUMBER_LENGTH = 4300
 # Separators and brackets: a string holding one of them may be a list written as text, never one value.
 _LIST_MARKS = re.compile(r"[,;|\n\[\]{}]")
 
@@ -99,7 +99,7 @@ def integer_literal(text: str) -> Any:
     """The integer ``text`` is the JSON literal of, or ``text``."""
     stripped = text.strip()
     unsigned = stripped[1:] if stripped[:1] == "-" else stripped
-    if len(stripped) > _MAX_NUMBER_LENGTH or not (unsigned.isdigit() and unsigned.isascii()):
+    if len(stripped) > MAX_NUMBER_LENGTH or not (unsigned.isdigit() and unsigned.isascii()):
         return text
     if unsigned[0] == "0" and len(unsigned) > 1:
         return text
@@ -115,7 +115,7 @@ def number_literal(text: str) -> Any:
     if integer is not text:
         return integer
     stripped = text.strip()
-    if len(stripped) > _MAX_NUMBER_LENGTH or not _FRACTIONAL_LITERAL.fullmatch(stripped):
+    if len(stripped) > MAX_NUMBER_LENGTH or not FRACTIONAL_LITERAL.fullmatch(stripped):
         return text
     number = float(stripped)
     return number if math.isfinite(number) else text

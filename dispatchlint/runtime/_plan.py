@@ -589,6 +589,9 @@ class _Compiler:
         self._coerce = coerce
         self._nodes: Dict[Tuple[int, int], Node] = {}
 
+    def nodes(self) -> List[Node]:
+        return list(self._nodes.values())
+
     def compile(self, schema: Any, depth: int) -> Node:
         if schema is False:
             return NEVER
@@ -728,32 +731,61 @@ def _conjunction(members: Sequence[Node]) -> Node:
     return AllNode(tuple(constraining), repairing[0] if repairing else None)
 
 
-#: id(schema) -> (schema, plan), one cache per mode; keeping the schema alive keeps its id from being reused.
-_PLANS: Dict[bool, Dict[int, Tuple[Any, Node]]] = {True: {}, False: {}}
+class Plan:
+    """A schema compiled: its node tree (the reference), and the function that repairs by it (the same answers,
+    specialised to the schema where that pays; see ``_specialize``), which starts each call's union budget when
+    the plan has unions (it raises ``UnionBudgetError`` when that runs out)."""
+
+    __slots__ = ("schema", "node", "repair")
+
+    def __init__(self, schema: Any, node: Node, repair: Callable[[Any], Any]) -> None:
+        #: Kept alive, so that its id, the cache key, is not reused.
+        self.schema = schema
+        self.node = node
+        self.repair = repair
+
+
+#: id(schema) -> plan, one cache per mode.
+PLANS: Dict[bool, Dict[int, Plan]] = {True: {}, False: {}}
 _PLANS_LOCK = threading.Lock()
 
 
-def apply_schema(parameters: Any, value: Any, coerce: bool) -> Any:
+def apply_schema(parameters: Any, value: Any, coerce: bool, specialised: bool = True) -> Any:
     """``value`` repaired (``coerce``) or renamed only, by the plan of a parameters schema or tool definition.
 
     The plan is compiled on first use and cached by identity: a schema changed in place afterwards keeps its
     old plan. Each call gets a fresh union budget; when it runs out, the value comes back as it is.
+    ``specialised=False`` walks the generic node tree, the reference the specialised functions must agree with.
     """
-    entry = _PLANS[coerce].get(id(parameters))
-    node = entry[1] if entry is not None else _compile(parameters, coerce)
+    plan = PLANS[coerce].get(id(parameters)) or compile_plan(parameters, coerce)
     _budget.left = UNION_BUDGET
     try:
-        return node.repair(value)
+        return plan.repair(value) if specialised else plan.node.repair(value)
     except UnionBudgetError:
         return value
 
 
-def _compile(parameters: Any, coerce: bool) -> Node:
+def _budgeted(repair: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def repair_within_budget(value: Any) -> Any:
+        _budget.left = UNION_BUDGET
+        return repair(value)
+
+    return repair_within_budget
+
+
+def compile_plan(parameters: Any, coerce: bool) -> Plan:
+    from ._specialize import specialize  # it builds on this module's nodes
+
     root = tool_parameters(parameters)
-    node = _Compiler(root, coerce).compile(root, 0)
-    cache = _PLANS[coerce]
+    compiler = _Compiler(root, coerce)
+    node = compiler.compile(root, 0)
+    repair = specialize(node) if coerce else node.repair
+    if any(isinstance(compiled, (UnionNode, AllNode)) for compiled in compiler.nodes()):
+        repair = _budgeted(repair)
+    plan = Plan(parameters, node, repair)
+    cache = PLANS[coerce]
     with _PLANS_LOCK:  # only misses take it: a hit is one dict lookup
         if len(cache) >= CACHE_SIZE:
             cache.pop(next(iter(cache)))
-        cache[id(parameters)] = (parameters, node)
-    return node
+        cache[id(parameters)] = plan
+    return plan

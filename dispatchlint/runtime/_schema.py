@@ -11,19 +11,20 @@ from typing import Any
 from urllib.parse import unquote
 
 from ._json import MISSING
+from .contract import SCHEMA_ENVELOPE_KEYS
 
 #: How deep schemas are walked, counting every subschema and every followed ``$ref``. Deeper values are left
 #: alone: this bounds the work and the stack for recursive and hostile schemas, far beyond real tool schemas.
 MAX_DEPTH = 100
 
-_PARAMETER_KEYS = ("parameters", "input_schema", "inputSchema")  # OpenAI, Anthropic, MCP
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,8}")
 
 
 def tool_parameters(schema: Any) -> Any:
     """The parameters schema of a tool definition, or ``schema`` itself when it is not a tool definition.
 
-    Accepts ``{"name": ..., "parameters": {...}}`` (also ``input_schema``/``inputSchema``) and OpenAI's
+    Accepts ``{"name": ..., "parameters": {...}}`` (also ``input_schema``, ``inputSchema``... see
+    ``contract.SCHEMA_ENVELOPE_KEYS``) and OpenAI's
     ``{"type": "function", "function": {...}}``. A function defined without parameters gives None.
     """
     if not isinstance(schema, dict):
@@ -33,10 +34,19 @@ def tool_parameters(schema: Any) -> Any:
         schema = schema["function"]
     elif not (is_function or "name" in schema):
         return schema
-    for key in _PARAMETER_KEYS:
+    for key in SCHEMA_ENVELOPE_KEYS:
         if key in schema:
             return schema[key]
     return None if is_function else schema
+
+
+def tool_name(schema: Any) -> str:
+    """The ``name`` a tool definition gives (OpenAI's inside ``function``), or ``""``."""
+    if not isinstance(schema, dict):
+        return ""
+    function = schema.get("function")
+    name = function.get("name") if isinstance(function, dict) else schema.get("name")
+    return name if isinstance(name, str) else ""
 
 
 def resolve_local_ref(root: Any, ref: Any) -> Any:

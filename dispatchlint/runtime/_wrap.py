@@ -15,66 +15,58 @@ from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
 from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
-from ._coerce import changed_values, coerce_args, unrename_args
+from ._coerce import RepairCallback, log, report_repairs
+from ._plan import apply_schema
 from ._schema import tool_parameters
+from .contract import ARGUMENT_PARAMETER_NAMES, SCHEMA_ENVELOPE_KEYS
 
-#: ``on_repair(tool_name, pointer, before, after)``, called for every repaired value (``pointer`` is a JSON
-#: pointer such as ``/steps/0/done`` using the registry's property names).
-RepairCallback = Callable[[str, str, Any, Any], None]
 #: Where schemas come from: a mapping from tool name, or a callable from tool name, to the tool's parameters
-#: schema or whole tool definition. A tool without schema (None, absent, or LookupError) passes through.
+#: schema or whole tool definition. A tool without schema (None, absent, or LookupError) passes through; so
+#: does a call for which the source raised anything else (logged on the ``dispatchlint.runtime`` logger).
 SchemaSource = Union[Mapping[str, Any], Callable[[str], Any], None]
 #: A position (``1`` for ``fn(agent, args, ctx)``) or a parameter name (``"args"``).
 ArgumentsSlotHint = Union[int, str, None]
 
-Executor = TypeVar("Executor", bound=Callable[..., Any])
+#: Any callable: not bound to ``Callable``, since a table of sync and async functions is typed ``dict[str,
+#: function]``, which a ``Callable`` bound refuses.
+Executor = TypeVar("Executor")
+Key = TypeVar("Key")
+Value = TypeVar("Value")
 #: (position, keyword name) of the parameter that receives the arguments mapping; either may be None.
 _Slot = Tuple[Optional[int], Optional[str]]
 
-MAPPING_PARAMETER_NAMES = frozenset(
-    {
-        "args",
-        "arguments",
-        "params",
-        "parameters",
-        "kwargs",
-        "tool_args",
-        "tool_arguments",
-        "tool_input",
-        "tool_params",
-        "function_args",
-        "function_arguments",
-        "input_args",
-    }
-)
 _MAPPING_ANNOTATION = re.compile(r"(?:typing\.|t\.|collections\.abc\.|abc\.)?(?:Dict|dict|Mapping|MutableMapping)")
 _MAPPING_ORIGINS = (dict, AbstractMapping, AbstractMutableMapping)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 # Keys that make a mapping one schema rather than a table of schemas by tool name.
 _SCHEMA_MARKERS = frozenset(
-    {"type", "properties", "parameters", "input_schema", "inputSchema", "function", "$ref", "anyOf", "oneOf", "allOf"}
+    {"type", "properties", "function", "$ref", "anyOf", "oneOf", "allOf", *SCHEMA_ENVELOPE_KEYS}
 )
 
 
 def wrap_table(
-    table: Mapping[str, Any],
+    table: Mapping[Key, Value],
     schemas: SchemaSource,
     *,
     args_at: ArgumentsSlotHint = None,
     on_repair: Optional[RepairCallback] = None,
-) -> Dict[str, Any]:
+) -> Dict[Key, Value]:
     """A new table whose executors repair their arguments against their tool's schema before running.
 
+    It wraps the tools ``table`` holds when ``wrap_table`` is called (a new dict, typed like ``table``; ``table``
+    itself is not changed): a tool added to ``table`` afterwards is not in it; add it to the result wrapped by
+    ``coerced``, or wrap the table again. ``schemas``, on the other hand, is looked up by the tool's name on
+    every call, so a schema registered later is used; each schema is compiled once.
+
     Sync and async executors are wrapped alike; the wrapper keeps ``__name__``, ``__doc__`` and sets
-    ``__wrapped__``. ``schemas`` is looked up by the table's key on every call (so a registry filled later is
-    seen); each schema is compiled once. ``on_repair`` is called for every repaired value. Values that are not
-    callable are kept as they are.
+    ``__wrapped__``. ``on_repair`` is called for every repaired value (a callback that raises is logged on the
+    ``dispatchlint.runtime`` logger, and the call goes on). Values that are not callable are kept as they are.
 
     ``args_at`` says where the arguments are: a position (``1`` for ``fn(agent, args, ctx)``) or a parameter
     name. Without it, each executor's signature decides:
 
     1. a parameter named like an arguments mapping (``args``, ``arguments``, ``params``, ``kwargs``,
-       ``tool_args``, ... see ``MAPPING_PARAMETER_NAMES``), else the first parameter annotated as a ``dict`` or
+       ``fn_args``, ... see ``contract.ARGUMENT_PARAMETER_NAMES``), else the first parameter annotated as a ``dict`` or
        ``Mapping``, receives the arguments, by position or by keyword; unless the tool's schema (when known at
        wrap time) has a property of that very name, which makes it an ordinary tool parameter;
     2. otherwise the call's keyword arguments are the arguments (``fn(**args)``, for executors that take
@@ -82,7 +74,9 @@ def wrap_table(
     """
     lookup = _schema_lookup(schemas)
     return {
-        name: _wrap_executor(name, executor, lookup, args_at, on_repair) if callable(executor) else executor
+        name: cast(Value, _wrap_executor(str(name), executor, lookup, args_at, on_repair))
+        if callable(executor)
+        else executor
         for name, executor in table.items()
     }
 
@@ -106,27 +100,32 @@ def coerced(
         lookup = _schema_lookup(schema_or_schemas)
 
     def decorate(executor: Executor) -> Executor:
-        return cast(Executor, _wrap_executor(name, executor, lookup, args_at, on_repair))
+        return cast(Executor, _wrap_executor(name, cast(Callable[..., Any], executor), lookup, args_at, on_repair))
 
     return decorate
 
 
 def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
+    """The tool's schema from ``schemas``, or None; a source that raises means no schema for that call."""
     if schemas is None:
         return _no_schema
     if isinstance(schemas, AbstractMapping):
-        return schemas.get
-    if callable(schemas):
+        source: Callable[[str], Any] = schemas.get
+    elif callable(schemas):
         source = schemas
+    else:
+        raise TypeError(f"schemas must be a mapping, a callable or None, not {type(schemas).__name__}")
 
-        def call_source(name: str) -> Any:
-            try:
-                return source(name)
-            except LookupError:  # a registry that raises KeyError for a tool it has no schema for
-                return None
+    def lookup(name: str) -> Any:
+        try:
+            return source(name)
+        except LookupError:  # a registry that raises KeyError for a tool it has no schema for
+            return None
+        except Exception:
+            log.exception("the schema source raised for tool %r; its arguments pass unrepaired", name)
+            return None
 
-        return call_source
-    raise TypeError(f"schemas must be a mapping, a callable or None, not {type(schemas).__name__}")
+    return lookup
 
 
 def _no_schema(name: str) -> None:
@@ -147,10 +146,12 @@ class _Gate:
         parameters = self.lookup(self.name)
         if parameters is None:
             return args
-        repaired = coerce_args(parameters, args)
+        try:
+            repaired = apply_schema(parameters, args, True)
+        except Exception:  # as coerce_args: a value the gate cannot handle stays as it is
+            return args
         if repaired is not args and self.on_repair is not None:
-            for pointer, before, after in changed_values(unrename_args(parameters, args), repaired):
-                self.on_repair(self.name, pointer, before, after)
+            report_repairs(self.name, parameters, args, repaired, self.on_repair)
         return repaired
 
 
@@ -220,7 +221,7 @@ def _arguments_slot(executor: Callable[..., Any], hint: ArgumentsSlotHint, schem
         named = next((parameter for parameter in parameters if parameter.name == hint), None)
         return _slot(named, positional) if named is not None else (None, hint)
     candidates = [p for p in parameters if p.kind in _POSITIONAL or p.kind == inspect.Parameter.KEYWORD_ONLY]
-    chosen = next((p for p in candidates if p.name.lower() in MAPPING_PARAMETER_NAMES), None)
+    chosen = next((p for p in candidates if p.name.lower() in ARGUMENT_PARAMETER_NAMES), None)
     if chosen is None:
         chosen = next((p for p in candidates if _is_mapping_annotation(p.annotation)), None)
     if chosen is None or chosen.name in _property_names(schema):

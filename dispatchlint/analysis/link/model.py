@@ -27,6 +27,7 @@ from dispatchlint.analysis.facts import (
     TableDef,
     ValueKind,
 )
+from dispatchlint.runtime import contract
 
 #: One step of a finding's trace.
 Step = Location
@@ -60,7 +61,7 @@ GATED, RAW, RAW_WEAK, UNKNOWN, NOT_MODEL = (
 COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 
 DEFAULT_GATE = "coerce_tool_args"
-RUNTIME_PACKAGE = "dispatchlint.runtime"
+RUNTIME_PACKAGE = contract.PACKAGE
 SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
 MAX_DEPTH = 4
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the

@@ -1,0 +1,131 @@
+"""coerce_tool_call and the on_repair callback: the wire-level entry a loop calls, and what it absorbs."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, List, Tuple
+
+import pytest
+
+from dispatchlint.runtime import coerce_args, coerce_tool_call, wrap_table
+
+KEEP: Any = object()
+SEARCH = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}, "tags": {"type": "array"}},
+}
+TOOL = {"type": "function", "function": {"name": "search", "parameters": SEARCH}}
+
+WIRE = [
+    pytest.param('{"query": "q", "limit": "5"}', {"query": "q", "limit": 5}, id="JSON text, repaired"),
+    pytest.param(b'{"limit": "5"}', {"limit": 5}, id="bytes"),
+    pytest.param("", {}, id="empty text is no arguments"),
+    pytest.param("  \n", {}, id="blank text"),
+    pytest.param(None, {}, id="None"),
+    pytest.param({"limit": "5"}, {"limit": 5}, id="a mapping already parsed"),
+    pytest.param('"{\\"limit\\": \\"5\\"}"', {"limit": 5}, id="double-encoded object"),
+    pytest.param('{"limit": "5", "tags": "a"}', {"limit": 5, "tags": ["a"]}, id="single value to list"),
+]
+
+WIRE_KEPT = [
+    pytest.param('{"query": "q"', id="truncated JSON"),
+    pytest.param("{'query': 'q'}", id="Python repr"),
+    pytest.param('{"limit": NaN}', id="NaN"),
+    pytest.param('{"limit": 1e999}', id="not finite"),
+    pytest.param('{"a": 1} trailing', id="trailing data"),
+    pytest.param("[1, 2]", id="an array is not arguments"),
+    pytest.param("5", id="a number is not arguments"),
+    pytest.param(b"\xff\xfe{", id="undecodable bytes"),
+    pytest.param("[" * 100_000, id="nested deeper than the parser"),
+]
+
+
+@pytest.mark.parametrize("schema", [SEARCH, TOOL], ids=["parameters", "tool definition"])
+@pytest.mark.parametrize("raw, expected", WIRE)
+def test_the_wire_is_parsed_strictly_and_repaired(schema: Any, raw: Any, expected: Any) -> None:
+    assert coerce_tool_call(schema, raw) == expected
+
+
+@pytest.mark.parametrize("raw", WIRE_KEPT)
+def test_what_cannot_be_parsed_comes_back_as_it_came(raw: Any) -> None:
+    assert coerce_tool_call(SEARCH, raw) is raw
+
+
+def test_valid_arguments_come_back_as_the_same_object() -> None:
+    args = {"query": "q", "limit": 5}
+    assert coerce_tool_call(SEARCH, args) is args
+
+
+def test_coerce_args_reports_repairs_with_the_tool_definitions_name() -> None:
+    seen: List[Tuple[str, str, Any, Any]] = []
+    result = coerce_args(TOOL, {"limit": "5", "tags": "x"}, on_repair=lambda *report: seen.append(report))
+    assert result == {"limit": 5, "tags": ["x"]}
+    assert seen == [("search", "/limit", "5", 5), ("search", "/tags", "x", ["x"])]
+
+
+def test_coerce_args_with_a_bare_schema_reports_no_name() -> None:
+    seen: List[Tuple[str, str, Any, Any]] = []
+    coerce_args(SEARCH, {"limit": "5"}, on_repair=lambda *report: seen.append(report))
+    assert seen == [("", "/limit", "5", 5)]
+
+
+def test_coerce_tool_call_reports_repairs() -> None:
+    seen: List[str] = []
+    coerce_tool_call(TOOL, '{"limit": "5"}', on_repair=lambda name, pointer, before, after: seen.append(pointer))
+    assert seen == ["/limit"]
+
+
+def _raising(*_: Any) -> None:
+    raise RuntimeError("callback bug")
+
+
+def test_a_callback_that_raises_is_logged_and_the_call_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="dispatchlint.runtime"):
+        assert coerce_args(TOOL, {"limit": "5", "tags": "x"}, on_repair=_raising) == {"limit": 5, "tags": ["x"]}
+    assert [record.name for record in caplog.records] == ["dispatchlint.runtime"] * 2
+    assert "callback bug" in caplog.text and "'search'" in caplog.text
+
+
+def test_a_wrapped_tools_callback_that_raises_does_not_fail_the_tool(caplog: pytest.LogCaptureFixture) -> None:
+    table = wrap_table({"search": lambda args: args}, {"search": SEARCH}, on_repair=_raising)
+    with caplog.at_level(logging.ERROR, logger="dispatchlint.runtime"):
+        assert table["search"]({"limit": "5"}) == {"limit": 5}
+    assert "callback bug" in caplog.text
+
+
+class _BrokenRegistry:
+    def __call__(self, name: str) -> Any:
+        raise RuntimeError("registry down")
+
+
+class _BrokenMapping(dict):  # type: ignore[type-arg]
+    def get(self, key: Any, default: Any = None) -> Any:
+        raise RuntimeError("registry down")
+
+
+@pytest.mark.parametrize("source", [_BrokenRegistry(), _BrokenMapping()], ids=["callable", "mapping"])
+def test_a_schema_source_that_raises_means_no_schema_for_that_call(
+    source: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    table = wrap_table({"search": lambda args: args}, source)
+    args = {"limit": "5"}
+    with caplog.at_level(logging.ERROR, logger="dispatchlint.runtime"):
+        assert table["search"](args) is args
+    assert "registry down" in caplog.text and "'search'" in caplog.text
+
+
+def test_a_schema_source_raising_lookup_error_is_silent(caplog: pytest.LogCaptureFixture) -> None:
+    def source(name: str) -> Any:
+        raise KeyError(name)
+
+    table = wrap_table({"search": lambda args: args}, source)
+    with caplog.at_level(logging.DEBUG, logger="dispatchlint.runtime"):
+        assert table["search"]({"limit": "5"}) == {"limit": "5"}
+    assert not caplog.records
+
+
+def test_wrap_table_wraps_the_tools_present_when_called() -> None:
+    tools = {"search": lambda args: args}
+    wrapped = wrap_table(tools, {"search": SEARCH, "late": SEARCH})
+    tools["late"] = lambda args: args
+    assert "late" not in wrapped and set(tools) == {"search", "late"}
