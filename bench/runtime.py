@@ -342,7 +342,8 @@ def main() -> int:
         ]
         times = microseconds(calls)
         rows.append((case.label, *times, microseconds([functools.partial(_all_errors, validator, case.args)], 20)[0]))
-    print(f"Python {sys.version.split()[0]}; microseconds per call, best of 200 interleaved batches of about 2 ms; one run\n")
+    version = sys.version.split()[0]
+    print(f"Python {version}; microseconds per call, best of 200 interleaved batches of about 2 ms; one run\n")
     print(
         "| case | dispatchlint | hand-written repair | pydantic-core (lax) | fastjsonschema (validate) "
         "| jsonschema (iter_errors) | vs pydantic-core | vs hand-written |"
