@@ -4,6 +4,7 @@ the sink; for DL201, the tool, its gate and the second parse; for DL301, the rep
 from __future__ import annotations
 
 import json
+import shutil
 
 from conftest import FIXTURES
 
@@ -87,3 +88,15 @@ def test_verbose_text_prints_the_trace(run_cli) -> None:
     assert "trace:" not in quiet
     assert "trace:" in verbose
     assert "1. opsagent/loop.py:11:12: source: the model's arguments" in verbose
+
+
+def test_a_gate_that_never_restores_the_names_is_traced_to_its_repair(tmp_path, run_cli) -> None:
+    """No restore at all: the trace is the repair by property name alone (and the run does not fail)."""
+    project = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sanitized_names", project)
+    gate = project / "mailroom" / "gate.py"
+    gate.write_text(gate.read_text().replace("return unrename_args(parameters, repaired)", "return repaired"))
+    findings = run_cli(project, "--format", "json").findings()
+    trace = next(f for f in findings if f["code"] == "DL301")["trace"]
+    assert [(step["path"], step["line"]) for step in trace] == [("mailroom/gate.py", 14)]
+    assert "without restoring" in next(f for f in findings if f["code"] == "DL301")["message"]
