@@ -164,6 +164,23 @@ def test_suppression_comment(tmp_path: Path, run_cli) -> None:
     assert ("DL101", "taskbot/pool.py:21") in result.locations()
 
 
+def test_module_entry_point_never_imports_the_projects_own_modules(tmp_path: Path) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    for shadow in ("typing", "json", "click", "libcst", "enum", "dataclasses"):
+        (project / f"{shadow}.py").write_text(f"raise SystemExit('the project\'s {shadow}.py was imported')\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "dispatchlint", "--format", "json", "--no-cache", "taskbot"],
+        cwd=project,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "was imported" not in completed.stderr + completed.stdout
+    assert completed.returncode == 1 and len(json.loads(completed.stdout)["findings"]) == 3, completed.stderr
+
+
 def test_module_entry_point() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "dispatchlint", "--format", "json", "--no-cache"],
