@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import click
 
@@ -20,7 +20,7 @@ from dispatchlint import __version__
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
-from dispatchlint.fix import FixError, plan_fixes, render_diff, text_edits, write_all
+from dispatchlint.fix import FixError, fix_lock, plan_fixes, render_diff, text_edits, write_all
 from dispatchlint.report import (
     Report,
     Reported,
@@ -322,9 +322,9 @@ def _run(options: _Options, report: _Report) -> int:
         read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
     )
 
-    def run() -> List[RunResult]:
+    def run(contents: Optional[Mapping[Path, bytes]] = None) -> List[RunResult]:
         started = time.perf_counter()
-        results = analyse(paths, run_options)
+        results = analyse(paths, replace(run_options, contents=contents) if contents else run_options)
         if options.verbose:
             _print_timings(results, time.perf_counter() - started)
         return results
@@ -338,15 +338,12 @@ def _run(options: _Options, report: _Report) -> int:
     if options.diff:
         return _diff(results, options, report)
     if options.fix:
-        # A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing
-        # redundant): apply until nothing changes, so that a second --fix has nothing left to do.
-        hint = ""
-        for _ in range(_FIX_PASSES):
-            changed, hint = _fix(results, options)
-            if not changed:
-                break
-            results = run()
-        _note(options, hint)
+
+        def waiting(root: Path) -> None:
+            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
+
+        with fix_lock([result.root for result in results], waiting) as waited:
+            results = _fix(run() if waited else results, options, run)
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(f"error: {error}", err=True)
@@ -511,15 +508,35 @@ def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> i
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _fix(results: Sequence[RunResult], options: _Options) -> Tuple[bool, str]:
-    """One ``--fix`` pass: rewrite the files (all or none) and tell the user which, pyupgrade style. Whether any
-    changed, and the hint on fixes held back."""
-    changes, notes, hint = _fixes(results, options.unsafe_fixes)
-    write_all(changes)
-    for path in changes:
-        shown = _shown_path(path, Path.cwd())
-        _note(options, f"Rewriting {shown}: {'; '.join(notes[path])}\n")
-    return bool(changes), hint
+def _fix(
+    results: List[RunResult], options: _Options, run: Callable[[Mapping[Path, bytes]], List[RunResult]]
+) -> List[RunResult]:
+    """``--fix``: compute every pass in memory (each analyses what the ones before it made), write the files once
+    at the end (all or none) and tell the user which, pyupgrade style; the analysis of the fixed project.
+
+    A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing redundant):
+    passes go on until nothing changes, so that a second ``--fix`` has nothing left to do.
+    """
+    original: Dict[Path, bytes] = {}
+    fixed: Dict[Path, bytes] = {}
+    notes: Dict[Path, List[str]] = {}
+    hint = ""
+    for _ in range(_FIX_PASSES):
+        changes, pass_notes, hint = _fixes(results, options.unsafe_fixes)
+        changes = {path: change for path, change in changes.items() if change[0] != change[1]}
+        if not changes:
+            break
+        for path, (old, new) in changes.items():
+            original.setdefault(path, old)
+            fixed[path] = new
+            notes.setdefault(path, []).extend(note for note in pass_notes[path] if note not in notes[path])
+        results = run(dict(fixed))
+    written = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
+    write_all(written)
+    for path in written:
+        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
+    _note(options, hint)
+    return results
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

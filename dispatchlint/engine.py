@@ -202,7 +202,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     )
     started = time.perf_counter()
     project = link_project(modules, plan.config)
-    bind(project, plan.root)
+    bind(project, plan.root, options.contents)
     linked = time.perf_counter()
     suppressions = SuppressionIndex(modules, all_rules())
     kept = _check(project, suppressions, plan)

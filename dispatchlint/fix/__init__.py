@@ -9,11 +9,13 @@ The pipeline, one small module each:
   which imports that needs, and the generated code in the module's own style;
 - ``_plan``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
 - ``_run``: from the findings a run chose to the new contents; ``_write``: all-or-none atomic replacement;
+  ``_lock``: one ``--fix`` of a project at a time;
   ``_diff``: ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
 """
 
 from dispatchlint.fix._decide import Decision, bind, gate_decision, parse_decision, site_decision, table_decision
 from dispatchlint.fix._diff import render_diff
+from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._run import FixOutcome, plan_fixes
 from dispatchlint.fix._source import FixError
@@ -24,6 +26,7 @@ __all__ = [
     "FixError",
     "FixOutcome",
     "bind",
+    "fix_lock",
     "gate_decision",
     "parse_decision",
     "plan_fixes",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 from dispatchlint.analysis.facts import FunctionDef, JsonParse, ModuleFacts, NameChain
 from dispatchlint.analysis.link import LinkedTable, Project, Site
@@ -54,9 +54,9 @@ _STATES: "weakref.WeakKeyDictionary[Project, _State]" = weakref.WeakKeyDictionar
 _UNBOUND = Decision(None, "the project's files are not available to the fix")
 
 
-def bind(project: Project, root: Path) -> None:
-    """Let fixes read the project's files (under ``root``); called once per analysis run."""
-    _STATES[project] = _State(Sources(root))
+def bind(project: Project, root: Path, contents: Optional[Mapping[Path, bytes]] = None) -> None:
+    """Let fixes read the project's files (under ``root``, or in ``contents``); called once per analysis run."""
+    _STATES[project] = _State(Sources(root, contents))
 
 
 def sources_of(project: Project) -> Optional[Sources]:

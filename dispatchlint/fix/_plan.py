@@ -254,7 +254,15 @@ class ProjectPlan:
         """Path -> (original bytes, new bytes) for every file that changes."""
         changed = {}
         for path, plan in sorted(self.files.items()):
-            data = plan.render()
+            try:
+                data = plan.render()
+            except FixError:
+                raise
+            except Exception as error:  # noqa: BLE001 - a bug of ours: named with its file, nothing is written
+                raise FixError(
+                    f"{path}: internal error while rendering the fix ({type(error).__name__}: {error}); "
+                    "no file was changed; please report it"
+                ) from error
             if data != plan.source.data:
                 changed[path] = (plan.source.data, data)
         return changed

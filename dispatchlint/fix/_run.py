@@ -57,7 +57,15 @@ def plan_fixes(result: "RunResult", findings: Sequence["Finding"], cwd: Path) ->
     for fix in _with_requirements(fixes):
         if id(fix) not in applied:
             applied.add(id(fix))
-            fix.apply(plan)
+            try:
+                fix.apply(plan)
+            except FixError:
+                raise
+            except Exception as error:  # noqa: BLE001 - a bug of ours: named with its stage, nothing is written
+                raise FixError(
+                    f"internal error while applying a {type(fix).__name__} in {result.root} "
+                    f"({type(error).__name__}: {error}); no file was changed; please report it"
+                ) from error
     rendered = plan.render()
     root = result.root
     return FixOutcome(

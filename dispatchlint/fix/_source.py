@@ -39,9 +39,10 @@ class SourceFile:
     _starts: Dict[Tuple[int, int], List[cst.CSTNode]] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, path: Path, relative: str) -> "SourceFile":
+    def parse(cls, path: Path, relative: str, data: Optional[bytes] = None) -> "SourceFile":
+        """``path`` parsed from ``data`` (what an earlier fix pass made of it), or from the disk."""
         try:
-            data = path.read_bytes()
+            data = path.read_bytes() if data is None else data
             tree = cst.parse_module(data)
         except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError) as error:
             raise FixError(f"{relative}: cannot parse: {error}") from error
@@ -86,16 +87,19 @@ class SourceFile:
 
 
 class Sources:
-    """Parsed files by path relative to the project root, each parsed at most once per run."""
+    """Parsed files by path relative to the project root, each parsed at most once per run; ``contents`` stands
+    in for the files it names (by absolute path: the earlier passes of one ``--fix``, not yet written)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, contents: Optional[Mapping[Path, bytes]] = None) -> None:
         self.root = root
+        self.contents = contents or {}
         self._files: Dict[str, SourceFile] = {}
 
     def get(self, relative: str) -> SourceFile:
         found = self._files.get(relative)
         if found is None:
-            found = self._files[relative] = SourceFile.parse(self.root / relative, relative)
+            path = self.root / relative
+            found = self._files[relative] = SourceFile.parse(path, relative, self.contents.get(path))
         return found
 
 

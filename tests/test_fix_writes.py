@@ -1,0 +1,252 @@
+"""How ``--fix`` writes: every pass in memory and the files once at the end; each file compared with what was
+analysed just before it is replaced; links, owners and modes kept; one fix of a project at a time; a kill at any
+moment leaves every file either as it was or fixed; a bug of ours while fixing names its stage and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, subprocess_env
+from dispatchlint.fix import FixError, _plan, _write, write_all
+from fixproject import copy_project, fix_cases, python_sources
+
+CASES = {case.name: case for case in fix_cases()}
+EXAMPLE_FIXED = FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py"
+
+
+def _example(tmp_path: Path) -> Path:
+    return copy_project(FIXTURES / "example", tmp_path / "project")
+
+
+def test_every_pass_is_computed_in_memory_and_each_file_written_once(run_cli, tmp_path: Path, monkeypatch) -> None:
+    """The example needs two passes (wrapping the table makes the hand-rolled parse deletable): nothing is
+    written until both are done, and then each file once."""
+    project = _example(tmp_path)
+    writes = []
+    real_replace = _write.replace_atomically
+
+    def counting(path: Path, data: bytes) -> None:
+        writes.append(path.name)
+        real_replace(path, data)
+
+    monkeypatch.setattr(_write, "replace_atomically", counting)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stderr
+    assert writes == ["builtin.py"]
+    assert (project / "taskbot" / "builtin.py").read_bytes() == EXAMPLE_FIXED.read_bytes()
+    assert result.stderr.count("Rewriting taskbot/builtin.py") == 1
+
+
+def test_a_file_saved_while_the_fix_writes_aborts_the_whole_fix(run_cli, tmp_path: Path, monkeypatch) -> None:
+    case = CASES["fix_registered"]
+    project = copy_project(case.before, tmp_path / "project")
+    before = python_sources(project)
+    rewritten = [project / relative for relative, data in case.expected_files().items() if before[relative] != data]
+    assert len(rewritten) >= 2
+    real_replace = _write.replace_atomically
+    saved = []
+
+    def editor_saves_the_next_file(path: Path, data: bytes) -> None:
+        real_replace(path, data)
+        if not saved:  # an editor saves another file the fix is about to replace
+            other = next(candidate for candidate in rewritten if candidate.resolve() != path)
+            other.write_bytes(other.read_bytes() + b"# saved by an editor\n")
+            saved.append(other)
+
+    monkeypatch.setattr(_write, "replace_atomically", editor_saves_the_next_file)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 2
+    assert "it changed while it was being fixed; no file was changed" in result.stderr
+    after = python_sources(project)
+    edited = saved[0].relative_to(project).as_posix()
+    assert after[edited] == before[edited] + b"# saved by an editor\n"
+    assert {k: v for k, v in after.items() if k != edited} == {k: v for k, v in before.items() if k != edited}
+
+
+def test_a_symbolic_link_is_written_through_to_its_target(run_cli, tmp_path: Path) -> None:
+    project = _example(tmp_path)
+    elsewhere = tmp_path / "shared" / "builtin.py"
+    elsewhere.parent.mkdir()
+    link = project / "taskbot" / "builtin.py"
+    link.rename(elsewhere)
+    link.symlink_to(elsewhere)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == elsewhere.resolve()
+    assert elsewhere.read_bytes() == EXAMPLE_FIXED.read_bytes()
+
+
+def test_one_file_named_by_several_links_is_written_once_and_never_two_ways(tmp_path: Path, monkeypatch) -> None:
+    real = tmp_path / "real.py"
+    real.write_bytes(b"old\n")
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.symlink_to(real)
+    second.symlink_to(real)
+    writes = []
+    real_replace = _write.replace_atomically
+    monkeypatch.setattr(
+        _write, "replace_atomically", lambda path, data: (writes.append(path), real_replace(path, data))
+    )
+    write_all({first: (b"old\n", b"new\n"), second: (b"old\n", b"new\n"), real: (b"old\n", b"new\n")})
+    assert writes == [real.resolve()] and real.read_bytes() == b"new\n"
+    assert first.is_symlink() and second.is_symlink()
+    with pytest.raises(FixError, match="is the same file as .* which the fix would rewrite differently"):
+        write_all({first: (b"new\n", b"one\n"), second: (b"new\n", b"other\n")})
+    assert real.read_bytes() == b"new\n"
+
+
+def test_hard_links_mode_and_owner_are_kept(run_cli, tmp_path: Path) -> None:
+    project = _example(tmp_path)
+    builtin = project / "taskbot" / "builtin.py"
+    other_name = tmp_path / "hard-link.py"
+    os.link(builtin, other_name)
+    builtin.chmod(0o640)
+    inode = builtin.stat().st_ino
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stderr
+    assert builtin.stat().st_ino == inode and other_name.read_bytes() == EXAMPLE_FIXED.read_bytes()
+    assert stat.S_IMODE(builtin.stat().st_mode) == 0o640
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_the_owner_of_a_file_is_kept(run_cli, tmp_path: Path) -> None:
+    project = _example(tmp_path)
+    builtin = project / "taskbot" / "builtin.py"
+    os.chown(builtin, 4321, 4321)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stderr
+    status = builtin.stat()
+    assert (status.st_uid, status.st_gid) == (4321, 4321)
+    assert builtin.read_bytes() == EXAMPLE_FIXED.read_bytes()
+
+
+def _fix_child(project: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "dispatchlint", "--fix", "--no-cache"],
+        cwd=project,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_second_fix_waits_for_the_first_and_says_so(tmp_path: Path) -> None:
+    from dispatchlint.fix import fix_lock
+
+    project = _example(tmp_path)
+    with fix_lock([project], lambda root: None):  # a first fix holds the project
+        second = _fix_child(project)
+        deadline = time.monotonic() + 120
+        assert second.stderr is not None
+        line = second.stderr.readline()
+        assert "Another dispatchlint --fix is running on" in line and "waiting for it to finish" in line
+        assert time.monotonic() < deadline and second.poll() is None
+        assert (project / "taskbot" / "builtin.py").read_bytes() != EXAMPLE_FIXED.read_bytes()
+    _, rest = second.communicate(timeout=240)
+    assert second.returncode == 0, rest
+    assert (project / "taskbot" / "builtin.py").read_bytes() == EXAMPLE_FIXED.read_bytes()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_two_fixes_at_once_both_succeed_and_fix_once(tmp_path: Path) -> None:
+    project = _example(tmp_path)
+    children = [_fix_child(project), _fix_child(project)]
+    outcomes = [child.communicate(timeout=240) for child in children]
+    assert [child.returncode for child in children] == [0, 0], outcomes
+    assert (project / "taskbot" / "builtin.py").read_bytes() == EXAMPLE_FIXED.read_bytes()
+    assert sum(err.count("Rewriting taskbot/builtin.py") for _, err in outcomes) == 1
+
+
+def _kill_at_random_moments(tmp_path: Path, kills: int, seed: int) -> int:
+    """Run ``--fix`` on a project whose fix rewrites several files, SIGKILL it at random moments (mostly near the
+    end, where it writes), and check every file is its original or its fixed version. Returns the kills made."""
+    case = CASES["fix_registered"]
+    expected = case.expected_files()
+    pristine = copy_project(case.before, tmp_path / "pristine")
+    originals = python_sources(pristine)
+    timing = copy_project(case.before, tmp_path / "timing")
+    started = time.monotonic()
+    child = subprocess.run(
+        [sys.executable, "-m", "dispatchlint", "--fix", "--no-cache", *case.args],
+        cwd=timing,
+        env=subprocess_env(),
+        capture_output=True,
+        check=False,
+    )
+    duration = time.monotonic() - started
+    assert python_sources(timing) != originals, child.stderr
+    fixed = python_sources(timing)
+    for relative, data in expected.items():
+        assert fixed[relative] == data
+    rng = random.Random(seed)
+    made = 0
+    for number in range(kills):
+        project = copy_project(case.before, tmp_path / f"kill{number}")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dispatchlint", "--fix", "--no-cache", *case.args],
+            cwd=project,
+            env=subprocess_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(duration * rng.uniform(0.3, 1.1))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        made += 1
+        for relative, data in python_sources(project).items():
+            assert data in (originals[relative], fixed[relative]), f"kill {number}: {relative} is half-fixed"
+    return made
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="SIGKILL")
+def test_a_kill_at_any_moment_leaves_each_file_original_or_fixed(tmp_path: Path) -> None:
+    assert _kill_at_random_moments(tmp_path, kills=4, seed=12) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="SIGKILL")
+def test_many_kills_leave_each_file_original_or_fixed(tmp_path: Path) -> None:
+    assert _kill_at_random_moments(tmp_path, kills=40, seed=2026) == 40
+
+
+def test_a_bug_while_applying_a_fix_names_the_stage_and_writes_nothing(run_cli, tmp_path: Path, monkeypatch) -> None:
+    from dispatchlint.fix import _tables
+
+    project = _example(tmp_path)
+    before = python_sources(project)
+
+    def broken(self, plan):  # type: ignore[no-untyped-def]
+        raise KeyError("a shape nobody expected")
+
+    monkeypatch.setattr(_tables.TableFix, "apply", broken)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 2
+    assert "internal error while applying a TableFix in" in result.stderr
+    assert "(KeyError: 'a shape nobody expected'); no file was changed; please report it" in result.stderr
+    assert python_sources(project) == before and "internal error:" not in result.stderr
+
+
+def test_a_bug_while_rendering_a_file_names_the_file_and_writes_nothing(run_cli, tmp_path: Path, monkeypatch) -> None:
+    project = _example(tmp_path)
+    before = python_sources(project)
+
+    def broken(self):  # type: ignore[no-untyped-def]
+        raise ValueError("default_indent")
+
+    monkeypatch.setattr(_plan.FilePlan, "render", broken)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 2
+    assert "taskbot/builtin.py: internal error while rendering the fix (ValueError: default_indent)" in result.stderr
+    assert python_sources(project) == before
