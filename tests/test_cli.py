@@ -204,6 +204,7 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     blocks = [block.split("```")[0].strip() for block in readme.split("```bash")[1:3]]
     assert len(blocks) == 2
     assert blocks[1] in ci
+    assert ci.index(blocks[1]) < ci.index(".venv/bin/python -m pytest -q -m slow")
 
 
 def test_cache_gives_the_same_findings_and_follows_edits(tmp_path: Path, run_cli) -> None:
