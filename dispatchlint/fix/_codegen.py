@@ -56,20 +56,27 @@ def blank_lines(count: int) -> List[cst.EmptyLine]:
 # ---------------------------------------------------------------------------------------------- layout
 
 
-def line_length(path: Path) -> int:
+def line_length(path: Path, read: Optional[Dict[Path, Optional[Dict[str, Any]]]] = None) -> int:
     """The line length the project's formatter applies to ``path``.
 
     As ruff finds its settings: the nearest ``.ruff.toml``, ``ruff.toml`` or ``pyproject.toml`` with a
     ``[tool.ruff]`` table, walking up from the file; else black's ``[tool.black]`` in the nearest
-    ``pyproject.toml``; else 88.
+    ``pyproject.toml``; else 88. ``read`` keeps the files read, for the next call (they can be large).
     """
+    cache: Dict[Path, Optional[Dict[str, Any]]] = {} if read is None else read
+
+    def toml(file: Path) -> Optional[Dict[str, Any]]:
+        if file not in cache:
+            cache[file] = _toml(file)
+        return cache[file]
+
     black: Optional[int] = None
     for folder in path.resolve().parents:
         for name in (".ruff.toml", "ruff.toml"):
-            ruff = _toml(folder / name)
+            ruff = toml(folder / name)
             if ruff is not None:
                 return _length(ruff.get("line-length"))
-        pyproject = _toml(folder / "pyproject.toml")
+        pyproject = toml(folder / "pyproject.toml")
         if pyproject is None:
             continue
         tool = pyproject.get("tool")

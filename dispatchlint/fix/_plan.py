@@ -9,7 +9,8 @@ the edits of one module: a wrapper is defined once, just before the first top-le
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -50,6 +51,7 @@ class FilePlan:
     _defs_before: Dict[int, List[Statement]] = field(default_factory=dict)
     #: Modules imported for code the edits delete (``json`` of a deleted parse): dropped when unused after.
     _maybe_unused: Set[str] = field(default_factory=set)
+    _layout: _codegen.Layout = _codegen.Layout(_codegen.DEFAULT_LINE_LENGTH)
 
     @property
     def tree(self) -> cst.Module:
@@ -58,7 +60,7 @@ class FilePlan:
     @property
     def layout(self) -> _codegen.Layout:
         """How generated lines are split: at the line length the project formats this file with."""
-        return _codegen.Layout(_codegen.line_length(self.source.path))
+        return self._layout
 
     def replace(self, node: cst.CSTNode, builder: Builder) -> None:
         if id(node) in self.edits:
@@ -242,12 +244,21 @@ class ProjectPlan:
     project: Project
     sources: Sources
     files: Dict[str, FilePlan] = field(default_factory=dict)
+    #: Folder -> the line length its files are formatted with, and the configuration files read to know it
+    #: (each read once: they can be large).
+    _line_lengths: Dict[Path, int] = field(default_factory=dict)
+    _configurations: Dict[Path, Optional[Dict[str, Any]]] = field(default_factory=dict)
 
     def file(self, module: ModuleFacts) -> FilePlan:
         plan = self.files.get(module.path)
         if plan is None:
             packages = {name.split(".")[0] for name in self.project.graph.module_names}
-            plan = self.files[module.path] = FilePlan(self.sources.get(module.path), module, packages)
+            source = self.sources.get(module.path)
+            folder = source.path.parent
+            if folder not in self._line_lengths:
+                self._line_lengths[folder] = _codegen.line_length(source.path, self._configurations)
+            layout = _codegen.Layout(self._line_lengths[folder])
+            plan = self.files[module.path] = FilePlan(source, module, packages, _layout=layout)
         return plan
 
     def render(self) -> Dict[str, Tuple[bytes, bytes]]:
