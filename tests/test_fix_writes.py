@@ -250,3 +250,20 @@ def test_a_bug_while_rendering_a_file_names_the_file_and_writes_nothing(run_cli,
     assert result.exit_code == 2
     assert "taskbot/builtin.py: internal error while rendering the fix (ValueError: default_indent)" in result.stderr
     assert python_sources(project) == before
+
+
+def test_a_table_module_indented_with_form_feeds_is_fixed_and_keeps_them(run_cli, tmp_path: Path) -> None:
+    """Python resets the column at a form feed, libcst counts it into the indentation: the fix used to crash
+    (``invalid value for default_indent``). The lines it does not touch keep their form feeds."""
+    project = _example(tmp_path)
+    builtin = project / "taskbot" / "builtin.py"
+    lines = builtin.read_text(encoding="utf-8").splitlines(keepends=True)
+    builtin.write_text("".join("\f" + line if line.startswith("    ") else line for line in lines), encoding="utf-8")
+    compile(builtin.read_text(encoding="utf-8"), str(builtin), "exec")
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stderr
+    fixed = builtin.read_text(encoding="utf-8")
+    compile(fixed, str(builtin), "exec")
+    assert fixed.replace("\f", "") == EXAMPLE_FIXED.read_text(encoding="utf-8")
+    assert fixed.count("\f") == sum(1 for line in lines if line.startswith("    ")) - 3  # the parse deleted
+    assert run_cli(project, "--fix").stderr.count("Rewriting") == 0

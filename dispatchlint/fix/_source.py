@@ -43,7 +43,7 @@ class SourceFile:
         """``path`` parsed from ``data`` (what an earlier fix pass made of it), or from the disk."""
         try:
             data = path.read_bytes() if data is None else data
-            tree = cst.parse_module(data)
+            tree = _indent_without_form_feed(cst.parse_module(data))
         except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError) as error:
             raise FixError(f"{relative}: cannot parse: {error}") from error
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
@@ -84,6 +84,34 @@ class SourceFile:
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
+
+
+class _ExplicitIndent(cst.CSTTransformer):
+    """Gives the blocks indented by the module's default indentation that indentation explicitly."""
+
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        return updated_node.with_changes(indent=self.indent) if updated_node.indent is None else updated_node
+
+
+def _indent_without_form_feed(tree: cst.Module) -> cst.Module:
+    """The module, printing the same bytes, with a default indentation code can be generated in.
+
+    A block whose first line starts with a form feed (Python resets the column there, so it indents nothing)
+    makes libcst take the form feed into the module's default indentation, which it then refuses to parse
+    generated code with. The blocks keep their own indentation, form feed and all; new code is indented by the
+    rest of it.
+    """
+    if "\f" not in tree.default_indent:
+        return tree
+    explicit = tree.visit(_ExplicitIndent(tree.default_indent))
+    assert isinstance(explicit, cst.Module)
+    return explicit.with_changes(default_indent=tree.default_indent.replace("\f", "") or "    ")
 
 
 class Sources:
