@@ -23,7 +23,9 @@ from dispatchlint import __version__
 pytestmark = pytest.mark.slow
 
 EXAMPLE = FIXTURES / "example"
-_COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".dispatchlint_cache", "build")
+_COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", "__pycache__", "*.egg-info", ".dispatchlint_cache", ".hypothesis", ".*_cache", "build"
+)
 
 
 def _environment(home: Path) -> Dict[str, str]:
