@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import click
 
 from dispatchlint import __version__
+from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
@@ -540,9 +541,13 @@ def _fix(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; return its exit code (0 clean, 1 findings, 2 usage, configuration or internal error)."""
+    """Run the command; return its exit code (0 clean, 1 findings, 2 usage, configuration or internal error).
+
+    The command runs on a deep stack: linking, the rules and the fix walk libcst trees and facts as deep as the
+    deepest module Python accepts (see :mod:`dispatchlint.analysis._parse`).
+    """
     try:
-        return int(command.main(args=list(argv) if argv is not None else None, standalone_mode=False) or 0)
+        return on_deep_stack(lambda: _command(argv))
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.exceptions.Abort:
@@ -557,6 +562,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed
         click.echo(f"internal error: {type(error).__name__}: {error} (please report it)", err=True)
         return EXIT_ERROR
+
+
+def _command(argv: Optional[Sequence[str]]) -> int:
+    with deep_recursion():
+        return int(command.main(args=list(argv) if argv is not None else None, standalone_mode=False) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

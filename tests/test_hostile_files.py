@@ -189,3 +189,23 @@ def test_ten_megabytes_of_exclude_patterns_are_matched_like_any_other(run_cli, t
     (project / "pyproject.toml").write_text(f"[tool.dispatchlint]\nexclude = {json.dumps(patterns)}\n")
     result = run_cli(project, "--format", "json")  # how long it takes is bench/'s to measure, not a test's
     assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
+
+
+def test_modules_nested_500_levels_deep_are_fixed_like_any_other(tmp_path: Path) -> None:
+    """The fix walks the same trees as the analysis (was: "no automatic fix: ... RecursionError")."""
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    for relative in ("taskbot/builtin.py", "taskbot/loop.py"):
+        path = project / relative
+        path.write_text(path.read_text(encoding="utf-8") + "\nDEPTH = " + "-" * 500 + "1\n", encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "dispatchlint", "--fix", "--no-cache"],
+        cwd=project,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    fixed = (FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py").read_text(encoding="utf-8")
+    assert (project / "taskbot" / "builtin.py").read_text(encoding="utf-8") == fixed + "\nDEPTH = " + "-" * 500 + "1\n"

@@ -25,16 +25,21 @@ _T = TypeVar("_T")
 #: 6 KiB of stack per Python frame, far more than an interpreter frame called through C takes.
 _DEEP_STACK_BYTES = 256 * 1024 * 1024
 _DEEP_RECURSION_LIMIT = 40_000
+#: ``sys.getrecursionlimit()`` of a fresh interpreter: the limit ``python file.py`` compiles under.
+_PYTHON_RECURSION_LIMIT = 1000
 
 
 def python_rejects(source: bytes, path: str) -> Optional[ParseError]:
     """Why ``compile()`` refuses ``source`` (Python's message and position), or None when Python accepts it.
 
-    Compiled at the interpreter's recursion limit as it is, never a raised one (the compiler's own bound is
-    derived from it, and a raised bound lets the compiler overflow the C stack). Warnings about the code (an
-    invalid escape sequence) are the project's business, not the run's output.
+    Compiled at the recursion limit a script runs under (CPython's default), whatever the caller's: the
+    compiler's own bound is derived from it, so that is what Python accepts, and a raised bound would let the
+    compiler overflow the C stack. Warnings about the code (an invalid escape sequence) are the project's
+    business, not the run's output.
     """
+    limit = sys.getrecursionlimit()
     try:
+        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, path, "exec", dont_inherit=True)
@@ -50,6 +55,8 @@ def python_rejects(source: bytes, path: str) -> Optional[ParseError]:
         )
     except RecursionError:
         return ParseError("nested too deeply for Python's compiler", Span(1, 1, 1, 1), ParseErrorKind.PYTHON)
+    finally:
+        sys.setrecursionlimit(limit)
     return None
 
 
@@ -68,7 +75,7 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
 
     previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
     try:
-        thread = threading.Thread(target=target, name="dispatchlint-deep-stack")
+        thread = threading.Thread(target=target, name="dispatchlint-deep-stack", daemon=True)
         thread.start()
     finally:
         threading.stack_size(previous_stack)
