@@ -75,7 +75,6 @@ def test_the_check_step_fails_on_findings_and_leaves_a_valid_sarif_report(tmp_pa
     assert len(log["runs"][0]["results"]) == 3
     assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
     assert upload["if"].startswith("always()"), "the report must be uploaded when the check fails"
-    assert not (project / ".dispatchlint_cache").exists()
 
 
 def test_the_check_step_passes_on_a_clean_project(tmp_path: Path) -> None:
