@@ -107,6 +107,7 @@ ctx = Context()
 plan = {"name": "plan", "arguments": json.dumps({"steps": '["a", "b"]'})}
 out["fn_args_plan"] = probe(lambda: run_tool(None, plan, ctx))
 out["fn_args_wait"] = probe(lambda: run_tool(None, {"name": "wait", "arguments": '{"seconds": "1.5"}'}, ctx))
+out["fn_args_count"] = probe(lambda: run_tool(None, {"name": "count", "arguments": '{"n": "41"}'}, ctx))
 ''',
     "fix_typed": '''
 from ledger.agent import fast_path, handle_function_call
@@ -165,7 +166,11 @@ FIXED: Dict[str, Dict[str, Any]] = {
         "instance_table": {"steps": ["a", "b"]},
         "bound_method": {"hits": ["alpha"], "exact": True},
     },
-    "fix_contract": {"fn_args_plan": "a / b", "fn_args_wait": "waiting 3.0 half-seconds"},
+    "fix_contract": {
+        "fn_args_plan": "a / b",
+        "fn_args_wait": "waiting 3.0 half-seconds",
+        "fn_args_count": "42 after 41",
+    },
     "fix_typed": {"fast_path": "2 entries, 3.5 EUR", "gated": "1 entries, 1.0 EUR", "booked": [1.0]},
     "fix_unrename": {
         "sanitized_names": {"folder": "inbox", "top": 5, "unread_only": True},

@@ -68,7 +68,9 @@ def test_mypy_strict_accepts_the_project_before_and_after_the_fix(name: str, run
 
 
 @pytest.mark.parametrize("name", sorted(TYPED))
-def test_ruff_format_leaves_the_fixed_project_as_it_is(name: str, run_cli, tmp_path: Path) -> None:
+def test_ruff_format_leaves_the_fixed_project_as_it_is_and_ruff_check_finds_nothing(
+    name: str, run_cli, tmp_path: Path
+) -> None:
     case = TYPED[name]
     project = _fixed(name, tmp_path / "project", run_cli)
     package = next(path.parent.name for path in sorted(project.glob("*/__init__.py")))
@@ -76,6 +78,11 @@ def test_ruff_format_leaves_the_fixed_project_as_it_is(name: str, run_cli, tmp_p
     assert run_cli(project, *case.args, "--fix").exit_code == 0
     after = _ruff_format(project, package)
     assert after.returncode == 0, after.stdout
+    # and nothing generated is unused or undefined
+    lint = subprocess.run(
+        _tool("ruff") + ["check", "--select", "F", package], cwd=project, capture_output=True, text=True, timeout=60
+    )
+    assert lint.returncode == 0, lint.stdout
 
 
 @pytest.mark.parametrize("line_length", [40, 60, 120])

@@ -250,6 +250,14 @@ def _admits(schema: Any, kind: str) -> bool:
     return kind in kinds or (kind == "integer" and "number" in kinds)
 
 
+def _listed(schema: Any, value: Any) -> bool:
+    """A value repaired at a place with ``enum`` or ``const`` is one of the listed values."""
+    if not isinstance(schema, dict):
+        return True
+    listed = [schema["const"]] if "const" in schema else schema.get("enum")
+    return listed is None or any(same_json(value, option) or value == option for option in listed)
+
+
 def _kind(value: Any) -> str:
     for kind, python_type in (("null", type(None)), ("boolean", bool), ("integer", int), ("number", float)):
         if isinstance(value, python_type):
@@ -259,11 +267,14 @@ def _kind(value: Any) -> str:
 
 @pytest.mark.parametrize("length", LENGTHS)
 def test_a_repaired_value_is_of_a_kind_admitted_at_its_place(length: Any) -> None:
+    """Of an admitted kind, and one of the listed values where the place has ``enum`` or ``const``."""
+
     def check(case: Any) -> None:
         schema, value = case
         for pointer, _before, after in changed_values(unrename_args(schema, value), coerce_args(schema, value)):
             tokens = [token.replace("~1", "/").replace("~0", "~") for token in pointer.split("/")[1:]]
-            assert any(_admits(place, _kind(after)) for place in _places(schema, tokens)), (pointer, after)
+            places = _places(schema, tokens)
+            assert any(_admits(place, _kind(after)) and _listed(place, after) for place in places), (pointer, after)
 
     run(length, st.tuples(schemas, values), check)
 

@@ -18,6 +18,7 @@ import libcst as cst
 
 from dispatchlint.fix._shape import CallShape
 from dispatchlint.fix._source import Statement
+from dispatchlint.runtime import contract
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -158,9 +159,9 @@ class Typing:
     executor: str
 
 
-def type_variable(typing: Typing, type_var: str) -> str:
+def type_variable(executor: str, type_var: str) -> str:
     """``_Executor = TypeVar("_Executor")``."""
-    return f'{typing.executor} = {type_var}("{typing.executor}")\n'
+    return f'{executor} = {type_var}("{executor}")\n'
 
 
 def gate_wrapper(
@@ -177,7 +178,7 @@ def gate_wrapper(
         )
     else:
         body = _run(shape, gate, lazy_import, shape.asynchronous, "run", typing, layout, "    ")
-    signature = _signature(name, typing, layout)
+    signature = _signature(name, typing.executor, layout)
     function = layout.bracketed(
         "    ", f"{CALL} = {typing.cast}(", [f"{typing.callable}[..., {typing.any}]", "executor"], ")"
     )
@@ -186,16 +187,15 @@ def gate_wrapper(
 
 
 def runtime_wrapper(
-    name: str, coerced: str, schemas: str, args_at: Optional[int], typing: Typing, layout: Layout
+    name: str, coerced: str, schemas: str, args_at: Optional[int], executor: str, layout: Layout
 ) -> str:
     """A single-executor wrapper over the bundled coercer, for values that enter a table one by one."""
-    arguments = ["name", schemas] + ([] if args_at is None else [f"args_at={args_at}"])
+    arguments = ["name", schemas] + ([] if args_at is None else [f"{contract.ARGS_AT}={args_at}"])
     call = layout.bracketed("    ", f"return {coerced}(", arguments, ")(executor)")
-    return f"{_signature(name, typing, layout)}\n{call}\n"
+    return f"{_signature(name, executor, layout)}\n{call}\n"
 
 
-def _signature(name: str, typing: Typing, layout: Layout) -> str:
-    executor = typing.executor
+def _signature(name: str, executor: str, layout: Layout) -> str:
     return layout.bracketed("", f"def {name}(", ["name: str", f"executor: {executor}"], f") -> {executor}:")
 
 

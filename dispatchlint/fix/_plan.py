@@ -135,16 +135,16 @@ class FilePlan:
 
     def _definition(self, wrapping: Wrapping, name: str) -> List[Statement]:
         """The wrapper's type variable and its ``def``, each after two blank lines (as ruff spaces them)."""
-        typing = self._typing(self.fresh_name("_Executor"))
+        executor = self.fresh_name("_Executor")
         type_var = self.imported(Import("typing", "TypeVar"))
         if isinstance(wrapping, RuntimeWrapping):
             coerced, schemas = self.imported(COERCED), self.imported(wrapping.schemas)
-            source = _codegen.runtime_wrapper(name, coerced, schemas, wrapping.args_at, typing, self.layout)
+            source = _codegen.runtime_wrapper(name, coerced, schemas, wrapping.args_at, executor, self.layout)
         else:
-            source = self._gate_wrapper(wrapping, name, typing)
+            source = self._gate_wrapper(wrapping, name, self._typing(executor))
         return [
             _codegen.statement(self.tree, text).with_changes(leading_lines=_codegen.blank_lines(2))
-            for text in (_codegen.type_variable(typing, type_var), source)
+            for text in (_codegen.type_variable(executor, type_var), source)
         ]
 
     def _typing(self, executor: str) -> _codegen.Typing:
