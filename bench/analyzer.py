@@ -1,73 +1,191 @@
-"""Analyzer speed and memory on a generated project: ``python bench/analyzer.py [--packages N] [--jobs J]``.
+"""Analyzer speed and memory, side by side with the parse floors and Ruff, in one run.
 
-The project repeats the shapes of ``fixtures/example`` (a gate, a gated registry, executor tables read by
-sequential and concurrent paths, tools with hand-rolled parsing) across N packages, so every stage of the
-pipeline (discover, index, link, rules) does real work. Prints wall time per stage and the process's peak
-resident memory.
+    python bench/analyzer.py [--repo PATH ...] [--generated FILES] [--jobs N] [--lines-tree LINES]
+
+Each tree is copied to a temporary folder (a checkout is only read), then measured with the command a user runs
+(``python -m dispatchlint``, in a child process, the same pipeline: index, link, rules, fixability):
+
+- libcst floor: ``libcst.parse_module`` of every file once, on ``--jobs`` processes;
+- ``ast`` floor: ``ast.parse`` of every file once, on one process;
+- ``ruff check --no-cache`` on the tree (skipped, with a message, when ruff is not installed);
+- dispatchlint cold (``--no-cache``) on ``--jobs`` processes and on one, warm (the cache filled), and one file
+  named on the command line with a warm cache;
+- files parsed per stage (from ``-v``'s per-file timing: indexed, served by the cache; a check parses nothing
+  for its fixes) and the peak resident memory of the largest process of the cold run.
+
+``--generated FILES`` adds a project of about that many modules made of copies of ``fixtures/example``;
+``--lines-tree LINES`` adds a tree of about that many lines made of copies of the first ``--repo`` (for peak
+memory at scale). Timings are wall-clock on a shared machine: run it twice and read the spread.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import os
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from dispatchlint.analysis.discover import Ignores, discover
-from dispatchlint.analysis.link import link_project
-from dispatchlint.config import Config
-from dispatchlint.analysis.cache import FactsCache, index_files
-from dispatchlint.config import DEFAULT_MAX_FILE_SIZE
-from dispatchlint.engine import select_rules
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example" / "taskbot"
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "fixtures" / "example" / "taskbot"
+_SKIPPED = {".git", ".venv", "venv", "node_modules", "__pycache__", ".dispatchlint_cache"}
 
 
-def generate(root: Path, packages: int) -> None:
+def python_files(root: Path) -> List[Path]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [name for name in dirs if name not in _SKIPPED]
+        found.extend(Path(folder, name) for name in files if name.endswith(".py"))
+    return sorted(found)
+
+
+def generate(root: Path, files: int) -> None:
+    """About ``files`` modules: copies of the example package, each a package of its own."""
     (root / "pyproject.toml").write_text('[project]\nname = "generated"\n', encoding="utf-8")
-    for number in range(packages):
+    per_copy = len(list(EXAMPLE.rglob("*.py")))
+    for number in range(max(1, round(files / per_copy))):
         target = root / f"taskbot{number}"
         shutil.copytree(EXAMPLE, target)
         for path in target.rglob("*.py"):
-            text = path.read_text(encoding="utf-8").replace("taskbot", f"taskbot{number}")
-            path.write_text(text, encoding="utf-8")
+            path.write_text(path.read_text(encoding="utf-8").replace("taskbot", f"taskbot{number}"), encoding="utf-8")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--packages", type=int, default=200, help="copies of the example package (6 modules each)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes for indexing")
-    options = parser.parse_args()
+def copy_tree(source: Path, target: Path, copies: int = 1) -> None:
+    """``copies`` copies of ``source``'s Python files (and its pyproject.toml) under ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    if (source / "pyproject.toml").is_file():
+        shutil.copy(source / "pyproject.toml", target / "pyproject.toml")
+    else:
+        (target / "pyproject.toml").write_text('[project]\nname = "copied"\n', encoding="utf-8")
+    for copy in range(copies):
+        base = target if copies == 1 else target / f"copy{copy}"
+        for path in python_files(source):
+            destination = base / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, destination)
+
+
+def _parse_libcst(path: str) -> int:
+    import libcst
+
+    try:
+        libcst.parse_module(Path(path).read_bytes())
+    except Exception:  # noqa: BLE001 - a file the floor cannot parse costs what it cost
+        return 0
+    return 1
+
+
+def libcst_floor(files: Sequence[Path], jobs: int) -> float:
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(_parse_libcst, [str(path) for path in files], chunksize=16))
+    return time.perf_counter() - started
+
+
+def ast_floor(files: Sequence[Path]) -> float:
+    started = time.perf_counter()
+    for path in files:
+        try:
+            ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            pass
+    return time.perf_counter() - started
+
+
+@dataclass
+class Run:
+    seconds: float
+    stderr: str
+    peak_rss: int
+
+
+def run(command: Sequence[str], cwd: Path) -> Run:
+    """Run ``command``; its wall time, its stderr, and the peak RSS of the largest child waited for so far."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    started = time.perf_counter()
+    done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return Run(seconds, done.stderr, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+
+
+def dispatchlint(root: Path, *args: str) -> List[str]:
+    return [sys.executable, "-m", "dispatchlint", str(root), "--exit-zero", "--output-format", "json", *args]
+
+
+def parsed_counts(stderr: str) -> Tuple[int, int]:
+    """(files indexed, files served by the cache), from ``-v``'s per-file timing lines."""
+    lines = [line for line in stderr.splitlines() if line.startswith("timing: ") and "files;" not in line]
+    cached = sum(1 for line in lines if line.endswith("from the cache"))
+    return len(lines) - cached, cached
+
+
+def measure(name: str, root: Path, jobs: int) -> Dict[str, str]:
+    files = python_files(root)
+    lines = sum(len(path.read_bytes().splitlines()) for path in files)
+    row = {"tree": name, "files": str(len(files)), "lines": f"{lines:,}"}
+    cold = run(dispatchlint(root, "--no-cache", "--jobs", str(jobs), "-v"), root)
+    row["peak RSS (cold)"] = f"{cold.peak_rss / 2**20:.0f} MiB"
+    indexed, _ = parsed_counts(cold.stderr)
+    single = run(dispatchlint(root, "--no-cache", "--jobs", "1"), root)
+    row[f"libcst floor ({jobs} proc)"] = f"{libcst_floor(files, jobs):.2f} s"
+    row["ast floor (1 proc)"] = f"{ast_floor(files):.2f} s"
+    if shutil.which("ruff"):
+        row["ruff --no-cache"] = f"{run(['ruff', 'check', '--no-cache', '--exit-zero', '-q', '.'], root).seconds:.2f} s"
+    else:
+        row["ruff --no-cache"] = "skipped (ruff not installed)"
+    row[f"cold ({jobs} proc)"] = f"{cold.seconds:.2f} s"
+    row["cold (1 proc)"] = f"{single.seconds:.2f} s"
+    run(dispatchlint(root), root)  # fills the cache
+    warm = run(dispatchlint(root, "-v"), root)
+    row["warm"] = f"{warm.seconds:.2f} s"
+    one = max(files, key=lambda path: path.stat().st_size)
+    row["one file, warm"] = f"{run(dispatchlint(one), root).seconds:.2f} s"
+    warm_indexed, _ = parsed_counts(warm.stderr)
+    row["files parsed: cold index / warm index"] = f"{indexed} / {warm_indexed}"
+    return row
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", type=Path, action="append", default=[], help="a real code base (read only)")
+    parser.add_argument("--generated", type=int, default=1400, help="modules of the generated project (0: none)")
+    parser.add_argument("--lines-tree", type=int, default=0, help="lines of a tree of copies of the first --repo")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    options = parser.parse_args(argv)
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        generate(root, options.packages)
-        started = time.perf_counter()
-        files = discover(root, Ignores(root, ())).files
-        discovered = time.perf_counter()
-        modules = index_files(files, None, options.jobs, DEFAULT_MAX_FILE_SIZE).modules
-        indexed = time.perf_counter()
-        project = link_project(modules, Config())
-        linked = time.perf_counter()
-        findings = [f for rule in select_rules(["ALL"], []) for f in rule.check(project)]
-        checked = time.perf_counter()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
-        cache = FactsCache(root / ".cache")
-        index_files(files, cache, options.jobs, DEFAULT_MAX_FILE_SIZE)  # fills the cache
-        warm_started = time.perf_counter()
-        index_files(files, cache, options.jobs, DEFAULT_MAX_FILE_SIZE)
-        warm = time.perf_counter() - warm_started
-    lines = sum(len(path.read_text().splitlines()) for path in EXAMPLE.rglob("*.py")) * options.packages
-    columns = ["files", "lines", "jobs", "discover", "index", "link", "rules", "total", "index, warm cache"]
-    columns += ["peak memory", "findings"]
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    print(
-        f"| {len(files)} | {lines} | {options.jobs} | {discovered - started:.2f} s | {indexed - discovered:.2f} s | "
-        f"{linked - indexed:.2f} s | {checked - linked:.2f} s | {checked - started:.2f} s | {warm:.2f} s | "
-        f"{peak / 2**20:.0f} MiB (max RSS) | {len(findings)} |"
-    )
+        for repo in options.repo:
+            target = Path(folder) / repo.name
+            copy_tree(repo, target)
+            rows.append(measure(repo.name, target, options.jobs))
+        if options.generated:
+            target = Path(folder) / "generated"
+            target.mkdir()
+            generate(target, options.generated)
+            rows.append(measure(f"generated ({options.generated} modules)", target, options.jobs))
+        if options.lines_tree and options.repo:
+            source = options.repo[0]
+            lines = sum(len(path.read_bytes().splitlines()) for path in python_files(source))
+            target = Path(folder) / "large"
+            copies = max(1, round(options.lines_tree / max(lines, 1)))
+            copy_tree(source, target, copies=copies)
+            rows.append(measure(f"{source.name} x{copies}", target, options.jobs))
+    if not rows:
+        return
+    print("| measure | " + " | ".join(row["tree"] for row in rows) + " |")
+    print("|---|" + "---:|" * len(rows))
+    for measure_name in [name for name in rows[0] if name != "tree"]:
+        print(f"| {measure_name} | " + " | ".join(row.get(measure_name, "") for row in rows) + " |")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from dispatchlint.report import (
     render_explanation,
     render_files,
     render_github,
-    render_graph,
     render_json,
     render_rule_list,
     render_sarif,
@@ -37,7 +36,9 @@ from dispatchlint.report import (
     render_statistics,
     render_text,
 )
-from dispatchlint.rules import SAFE, Finding, all_rules
+from dispatchlint.findings import Applicability, Finding
+from dispatchlint.graph import render_graph
+from dispatchlint.rules import all_rules
 from dispatchlint.rules._reference import REFERENCE_URL, rule_docs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -127,6 +128,8 @@ def _refuse_conflicts(options: _Options) -> None:
         if options.given(mode) and options.output_format not in formats:
             allowed = " or ".join(formats)
             raise UsageError(f"{_flag(mode)} prints {allowed}, not --output-format {options.output_format}")
+    if options.unsafe_fixes and not (options.fix or options.diff):
+        raise UsageError("--unsafe-fixes applies fixes: use it with --fix or --diff")
     if options.update_baseline and options.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
     if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
@@ -169,6 +172,36 @@ class _Report:
             self.path.write_text(click.unstyle(text) if not color else text, encoding="utf-8")
         except OSError as error:
             raise UsageError(f"{self.path}: cannot write the report: {error.strerror or error}") from error
+
+
+class Progress:
+    """``indexed 812/1400 files`` on stderr, rewritten in place, once a run has taken about a second: only on a
+    terminal, never in CI, never with a machine format or ``--quiet``; the line is cleared when indexing ends."""
+
+    #: Seconds of silence before the line shows, and between two updates.
+    DELAY = 1.0
+    INTERVAL = 0.1
+
+    def __init__(self, stream: Any, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream
+        self.clock = clock
+        self.started = clock()
+        self.shown = 0.0
+
+    @staticmethod
+    def wanted(options: "_Options", stream: Any) -> bool:
+        interactive = bool(getattr(stream, "isatty", lambda: False)())
+        return interactive and not os.environ.get("CI") and not options.machine and not options.quiet
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if done == total and self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+        elif now - self.started >= self.DELAY and now - self.shown >= self.INTERVAL and done < total:
+            self.shown = now
+            self.stream.write(f"\rindexed {done}/{total} files")
+            self.stream.flush()
 
 
 _GROUPS = ("What to check", "How to report", "Fixing", "Settings", "Information")
@@ -304,13 +337,13 @@ def command(**values: Any) -> int:
 
 def _run(options: _Options, report: _Report) -> int:
     if options.list_rules:
-        report.write(render_rule_list(options.machine))
+        report.write(render_rule_list(rule_docs(), options.machine))
         return EXIT_CLEAN
     if options.explain:
         rule = options.explain.upper()
         if rule not in all_rules():
             raise UsageError(f"unknown rule code: {options.explain!r} (see --list-rules)")
-        report.write(render_explanation(rule, options.machine))
+        report.write(render_explanation(rule_docs()[rule], options.machine))
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
     if options.show_files or options.show_settings:
@@ -416,6 +449,7 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
         use_cache=not options.no_cache,
         jobs=options.jobs,
         force_exclude=options.force_exclude,
+        progress=Progress(sys.stderr) if Progress.wanted(options, sys.stderr) else None,
     )
     return paths, run_options
 
@@ -435,7 +469,7 @@ def _render(
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
-        return render_statistics(findings, options.machine)
+        return render_statistics(findings, rule_docs(), options.machine)
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
         return machine(_report(results, found, cwd, edits=options.output_format in ("json", "sarif")))
@@ -478,7 +512,7 @@ def _edits(result: RunResult, finding: Finding, cwd: Path) -> Tuple[TextEdit, ..
     if not finding.fixable:
         return ()
     try:
-        hunks = text_edits(plan_fixes(result, [finding], cwd).changes, cwd)
+        hunks = text_edits(plan_fixes(result.fixability, result.root, [finding]).changes, cwd)
         return tuple(TextEdit(path, span, replacement) for path, span, replacement in hunks)
     except FixError:
         return ()
@@ -492,9 +526,9 @@ def _fixes(
     notes: Dict[Path, List[str]] = {}
     held = 0
     for result in results:
-        chosen = [f for f in result.findings if f.fixable and (unsafe or f.fix_safety == SAFE)]
+        chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = plan_fixes(result, chosen, Path.cwd())
+        outcome = plan_fixes(result.fixability, result.root, chosen)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""

@@ -1,5 +1,6 @@
 """The pipeline: plan (root, settings, files) -> index each file once -> link the project -> run rules ->
-filter findings (paths, test code, per-file ignores, suppression comments)."""
+filter findings (paths, test code, per-file ignores, suppression comments) -> decide which of the findings kept
+can be fixed (from the facts: nothing is parsed again)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.cache import FactsCache, index_files, user_cache_folder
 from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.link import Project, link_project
 from dispatchlint.config import Config, ConfigError, declares_project, load_config
-from dispatchlint.fix import bind
+from dispatchlint.findings import Applicability, Finding, without_fix
+from dispatchlint.fix import Fixability
 from dispatchlint.problems import Problem, ProblemKind
-from dispatchlint.rules import Finding, Rule, all_rules
+from dispatchlint.rules import Rule, all_rules
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
 from dispatchlint.suppress import PerFileIgnores, SuppressionIndex, covers
 
@@ -45,6 +47,8 @@ class RunOptions:
     use_cache: bool = True
     #: Worker processes for indexing (0: one per CPU).
     jobs: int = 0
+    #: Told, as files are indexed, how many of how many are done (a progress line on a terminal).
+    progress: Optional[Callable[[int, int], None]] = None
     #: Leave out paths named on the command line that ``exclude`` or git ignores (as pre-commit names every
     #: changed file).
     force_exclude: bool = False
@@ -82,6 +86,8 @@ class RunResult:
     config: Config
     project: Project
     findings: Tuple[Finding, ...]
+    #: The decisions that set the findings' fix markers, for ``--fix`` and ``--diff`` to apply.
+    fixability: Fixability
     #: Unreadable files, files the analyzer failed on, files that do not parse (paths relative to the cwd).
     problems: Tuple[Problem, ...]
     #: Things the user should know that do not fail the run (a configured gate that names nothing).
@@ -198,16 +204,17 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     file_times: Dict[str, Optional[float]] = {}
     jobs = options.jobs or os.cpu_count() or 1
     modules, errors, cache_warnings = index_files(
-        list(plan.files), cache, jobs, plan.config.max_file_size, options.contents, file_times
+        list(plan.files), cache, jobs, plan.config.max_file_size, options.contents, file_times, options.progress
     )
     started = time.perf_counter()
     project = link_project(modules, plan.config)
-    bind(project, plan.root, options.contents)
     linked = time.perf_counter()
     suppressions = SuppressionIndex(modules, all_rules())
     kept = _check(project, suppressions, plan)
     checked = time.perf_counter()
-    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in kept), key=Finding.sort_key))
+    fixability = Fixability(project, options.contents)
+    decided = [_decided(fixability, finding) for finding in kept]
+    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in decided), key=Finding.sort_key))
     warnings = [
         f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
         f"unknown rule code {item.code!r} in a suppression comment (see --list-rules)"
@@ -225,12 +232,13 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     problems = tuple(problem.moved(_shown(problem.path, plan.root, cwd)) for problem in errors)
     warnings += [str(problem) for problem in problems if problem.kind is ProblemKind.SKIPPED]
     reported = sum(1 for source in plan.files if plan.reported(source))
-    stages = (("link", linked - started), ("rules", checked - linked))
+    stages = (("link", linked - started), ("rules", checked - linked), ("fixability", time.perf_counter() - checked))
     return RunResult(
         plan.root,
         plan.config,
         project,
         shown,
+        fixability,
         problems,
         tuple(warnings),
         tuple(sorted(file_times.items())),
@@ -252,6 +260,17 @@ def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> L
                 kept.append(finding)
     tests = PathMatcher(plan.config.test_paths)
     return [finding for finding in kept if not tests.matches(finding.path) and _concerns(finding, plan)]
+
+
+def _decided(fixability: Fixability, finding: Finding) -> Finding:
+    """The finding with its fix marker: kept when its subject can be fixed, else none (and the reason why)."""
+    if finding.subject is None:
+        return finding
+    decision = fixability.decide(finding.subject)
+    if decision.fix is not None:
+        return finding
+    message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
+    return replace(finding, message=message, applicability=Applicability.NONE)
 
 
 def _concerns(finding: Finding, plan: RunPlan) -> bool:

@@ -64,7 +64,7 @@ def test_text_output_has_location_code_and_caret(run_cli) -> None:
     assert result.exit_code == 1
     assert "taskbot/loop.py:26:16: DL101" in result.stdout
     assert "^^^^" in result.stdout
-    assert result.stdout.rstrip().endswith("Found 3 findings.")
+    assert result.stdout.rstrip().endswith("Found 3 findings.\n[*] 3 fixable with --fix.")
 
 
 def test_github_annotations(run_cli) -> None:

@@ -25,7 +25,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
@@ -37,7 +37,16 @@ from dispatchlint.problems import Problem, ProblemKind
 #: Set to a folder to keep the cache there instead of the user's cache folder.
 CACHE_ENVIRONMENT_VARIABLE = "DISPATCHLINT_CACHE_DIR"
 #: The modules whose code decides what facts a file has: an edited indexer must not be served stale facts.
-_FACT_MODULES = ("facts.py", "index.py", "_patterns.py", "_syntax.py", "_schemas.py", "_parse.py", "cache.py")
+_FACT_MODULES = (
+    "facts.py",
+    "index.py",
+    "_patterns.py",
+    "_syntax.py",
+    "_schemas.py",
+    "_parse.py",
+    "_shapes.py",
+    "cache.py",
+)
 _FORMAT = 2
 
 
@@ -174,10 +183,12 @@ def index_files(
     max_bytes: int,
     contents: Optional[Mapping[Path, bytes]] = None,
     timings: Optional[Dict[str, Optional[float]]] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> Indexed:
     """Facts for every readable regular file of at most ``max_bytes`` (in the given order) and the problem of
     each other one. ``contents`` stands in for the files it names (text read from stdin); ``timings`` receives
-    the seconds each file took to index (None: from the cache)."""
+    the seconds each file took to index (None: from the cache); ``progress`` is told after each file indexed
+    how many of how many are done."""
     contents = contents or {}
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
@@ -199,11 +210,18 @@ def index_files(
             timings[source.relative] = None
         slots.append(cached)
     jobs_for_work = [job for _, _, job in pending]
+    computed = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            computed = list(pool.map(_index_one, jobs_for_work, chunksize=16))
+            for result in pool.map(_index_one, jobs_for_work, chunksize=16):
+                computed.append(result)
+                if progress is not None:
+                    progress(len(computed), len(jobs_for_work))
     else:
-        computed = [_index_one(job) for job in jobs_for_work]
+        for job in jobs_for_work:
+            computed.append(_index_one(job))
+            if progress is not None:
+                progress(len(computed), len(jobs_for_work))
     for (slot, key, job), (facts, seconds) in zip(pending, computed):
         if timings is not None:
             timings[job[0]] = seconds

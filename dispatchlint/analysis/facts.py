@@ -377,6 +377,130 @@ class ParseError:
     kind: ParseErrorKind = ParseErrorKind.PYTHON
 
 
+# --------------------------------------------------------------------------------------------------------------
+# The shape of the code at the facts' places: what deciding a fix needs, recorded at index time so that a check
+# never parses a file twice. Keyed by the span of the fact they describe.
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A ``def``'s parameters, as a generated wrapper must mirror them."""
+
+    #: Positional parameter names, ``self``/``cls`` included.
+    positional: Tuple[str, ...]
+    #: No defaults, no ``*args``/``**kwargs``, no keyword-only parameters.
+    plain: bool
+    is_async: bool
+
+
+@dataclass(frozen=True)
+class StoredValue:
+    """The expression a table entry or a fill stores (``"k": value``, ``T[k] = value``)."""
+
+    #: Its parameters, when it is a lambda.
+    lambda_signature: Optional[Signature]
+    #: The dotted name it is, if it is one (``self._read_doc``).
+    dotted: str
+
+
+class Definition(str, Enum):
+    """How a table's definition is written, which says whether the wrap fix can rewrite it."""
+
+    #: ``NAME = {...}`` (or a comprehension, or a call) alone on its line.
+    PLAIN = "plain"
+    NOT_ASSIGNMENT = "not an assignment"
+    SHARED_LINE = "shares its line"
+    #: A module-level table defined inside an ``if`` or ``try`` block.
+    IN_BLOCK = "in a block"
+    NOT_LITERAL = "not a literal"
+
+
+@dataclass(frozen=True)
+class TableShape:
+    definition: Definition
+    #: The literal, comprehension or call holds values (``{}`` and ``dict()`` do not).
+    holds_values: bool
+
+
+class FillNode(str, Enum):
+    """What stores a value that enters a table after its definition."""
+
+    #: ``T[key] = value``.
+    ASSIGN = "assign"
+    #: An element of ``T.update({...})``.
+    ELEMENT = "element"
+    #: A keyword of ``T.update(key=value)``.
+    KEYWORD = "keyword"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class ArgShape:
+    """One argument of a call as written: ``star`` is ``""``, ``"*"`` or ``"**"``; ``name`` the plain name passed,
+    if it is one."""
+
+    star: str
+    keyword: bool
+    name: str
+
+
+class ParseEdit(str, Enum):
+    """How a hand-rolled parse can be taken out."""
+
+    #: Delete ``if isinstance(x, str): x = json.loads(x)``.
+    DELETE_GUARD = "delete guard"
+    #: Delete the line ``x = json.loads(x)``.
+    DELETE_LINE = "delete line"
+    #: ``json.loads(args["p"])`` becomes ``args["p"]``.
+    UNWRAP = "unwrap"
+    #: The parsing does more than turn a JSON string into the value.
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The ``if`` statement a name-test chain's ladder starts with, and the mappings its arms read."""
+
+    span: Span
+    reads: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BodyStep:
+    """A statement of a function's body, as reordering a gate sees it."""
+
+    assigns: Tuple[str, ...]
+    #: The function's arguments parameter appears in it.
+    reads_arguments: bool
+    #: ``return f(...)`` or ``name = f(...)``, alone on its line: ``f`` as written, and the names passed to it.
+    callee: str = ""
+    passed: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The code's shape where the fixes would edit it, each keyed by the span of the fact it describes."""
+
+    #: Names the module binds at top level (and in top-level ``if``/``try`` blocks).
+    top_level_names: Tuple[str, ...] = ()
+    #: A function's name span -> its ``def``'s signature.
+    signatures: Tuple[Tuple[Span, Signature], ...] = ()
+    #: An entry's or a fill's span -> the value it stores.
+    stored: Tuple[Tuple[Span, StoredValue], ...] = ()
+    #: A table definition's (or an alias's) span -> how it is written.
+    tables: Tuple[Tuple[Span, TableShape], ...] = ()
+    fills: Tuple[Tuple[Span, FillNode], ...] = ()
+    #: A dispatch's span -> the arguments it passes the tool (after a runner's callable).
+    dispatch_args: Tuple[Tuple[Span, Tuple[ArgShape, ...]], ...] = ()
+    #: A chain's span -> its ladder.
+    ladders: Tuple[Tuple[Span, Ladder], ...] = ()
+    #: A chain fallback's call span -> its arguments.
+    fallback_args: Tuple[Tuple[Span, Tuple[ArgShape, ...]], ...] = ()
+    parses: Tuple[Tuple[Span, ParseEdit], ...] = ()
+    #: A function's name span -> its body's statements, for functions with an arguments parameter.
+    bodies: Tuple[Tuple[Span, Tuple[BodyStep, ...]], ...] = ()
+
+
 @dataclass(frozen=True)
 class ModuleFacts:
     """Everything the rules need to know about one file."""
@@ -401,6 +525,7 @@ class ModuleFacts:
     #: Callables handed to a model call's ``tools=[...]`` (``(function the call is in, reference)``): the
     #: provider's SDK derives each one's schema from its signature (``client.chat(tools=[add_two_numbers])``).
     offered_tools: Tuple[Tuple[str, str], ...] = ()
+    shapes: Shapes = Shapes()
 
     def import_map(self) -> Dict[str, str]:
         return dict(self.imports)

@@ -16,8 +16,10 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis import _patterns as pat
+from dispatchlint.analysis import _shapes as shp
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis._parse import deep_recursion, on_deep_stack, python_rejects
+from dispatchlint.analysis._shapes import RUNNERS_FIRST, RUNNERS_SECOND
 from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
 from dispatchlint.analysis._suppressions import find_suppressions
 from dispatchlint.analysis.facts import (
@@ -30,7 +32,9 @@ from dispatchlint.analysis.facts import (
     ClassDef,
     Dispatch,
     Either,
+    BodyStep,
     Entry,
+    FillNode,
     Flow,
     FunctionDef,
     JsonParse,
@@ -42,10 +46,14 @@ from dispatchlint.analysis.facts import (
     ParseErrorKind,
     Raw,
     SchemaDef,
+    Shapes,
+    Signature,
     SiteKind,
     Span,
     Suppression,
+    StoredValue,
     TableDef,
+    TableShape,
     TableFill,
     Unknown,
     ValueKind,
@@ -53,8 +61,6 @@ from dispatchlint.analysis.facts import (
 )
 
 #: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
-_RUNNERS_FIRST = ("submit", "to_thread", "partial", "run_sync", "start_soon", "apply_async", "spawn")
-_RUNNERS_SECOND = ("run_in_executor",)
 _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "json5.loads", "ast.literal_eval"}
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
@@ -144,7 +150,11 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
         positions = wrapper.resolve(PositionProvider)
         indexer = _ModuleIndexer(path, module, is_package, tree, positions)
         indexer.run()
-        return indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
+        facts = indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
+        shapes = replace(facts.shapes, top_level_names=tuple(sorted(shp.top_level_names(tree))))
+        if facts.dispatches or facts.chains or facts.json_parses:
+            shapes = replace(shapes, **shp.module_shapes(facts, shp.Nodes(tree, positions)))  # type: ignore[arg-type]
+        return replace(facts, shapes=shapes)
     except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
         raise IndexFailure("indexing", error) from error
 
@@ -186,6 +196,15 @@ class _ModuleIndexer:
         #: Chain arms whose closures get their names once the arm's body has been walked:
         #: ``(chain index, arm index, the closure nodes)``.
         self.pending_closures: List[Tuple[int, int, Tuple[cst.CSTNode, ...]]] = []
+        #: The statement line being indexed (None inside a one-line suite), and whether it is a module-level one.
+        self.line: Optional[cst.SimpleStatementLine] = None
+        self.line_at_top = False
+        self.top_statements = {id(statement) for statement in tree.body}
+        self.signatures: List[Tuple[Span, Signature]] = []
+        self.stored: List[Tuple[Span, StoredValue]] = []
+        self.table_shapes: List[Tuple[Span, TableShape]] = []
+        self.fill_nodes: List[Tuple[Span, FillNode]] = []
+        self.bodies: List[Tuple[Span, Tuple[BodyStep, ...]]] = []
 
     # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -212,6 +231,13 @@ class _ModuleIndexer:
             schemas=tuple(self.schemas),
             suppressions=suppressions,
             offered_tools=tuple(self.offered_tools),
+            shapes=Shapes(
+                signatures=tuple(self.signatures),
+                stored=tuple(self.stored),
+                tables=tuple(self.table_shapes),
+                fills=tuple(self.fill_nodes),
+                bodies=tuple(self.bodies),
+            ),
         )
 
     def run(self) -> None:
@@ -300,6 +326,7 @@ class _ModuleIndexer:
     def _statement(self, statement: cst.CSTNode, scope: _Scope) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
+                self.line, self.line_at_top = statement, id(statement) in self.top_statements
                 self._small_statement(small, scope)
         elif isinstance(statement, cst.FunctionDef):
             self._function(statement, scope)
@@ -318,6 +345,7 @@ class _ModuleIndexer:
                     self._bind_unknown(item.asname.name, scope)
             self._block(statement.body.body, scope)
         elif isinstance(statement, cst.BaseSmallStatement):  # the body of a one-line ``if x: return f(y)``
+            self.line, self.line_at_top = None, False
             self._small_statement(statement, scope)
         elif isinstance(statement, cst.Match):
             self._expression(statement.subject, scope)
@@ -465,6 +493,11 @@ class _ModuleIndexer:
         if scope.kind == "function":
             scope.env[node.name.value] = UNKNOWN
             scope.nested[node.name.value] = qualname
+        name_span = self.span(node.name)
+        self.signatures.append((name_span, shp.signature_of(node)))
+        arguments = next((param for param in params if param in syn.ARGS_NAMES), None)
+        if arguments is not None and isinstance(node.body, cst.IndentedBlock):
+            self.bodies.append((name_span, shp.body_steps(node.body.body, arguments)))
         self.functions.append(
             FunctionDef(
                 qualname=qualname,
@@ -478,7 +511,7 @@ class _ModuleIndexer:
                 reads_schema_properties=bool(property_lines),
                 validates_arguments=validates,
                 property_read_lines=property_lines,
-                span=self.span(node.name),
+                span=name_span,
                 returns=tuple(inner.returns),
                 rewrites_values=node in self.rewriting,
                 returns_names=tuple(inner.returned_names),
@@ -648,9 +681,10 @@ class _ModuleIndexer:
         scope: _Scope,
     ) -> None:
         span = self.span(statement)
+        tables = len(self.tables)
         if isinstance(value, cst.Dict) and pat.looks_like_table(value):
             entries = tuple(
-                Entry(syn.string_value(element.key), self._value_ref(element.value, scope), self.span(element.key))
+                Entry(syn.string_value(element.key), self._value_ref(element.value, scope), self.store(element))
                 for element in value.elements
                 if isinstance(element, cst.DictElement)
             )
@@ -681,7 +715,7 @@ class _ModuleIndexer:
             self.tables.append(TableDef(name, table_scope, owner, span, (), None, annotation))
         elif isinstance(value, cst.Call) and syn.dotted_name(value.func) == "dict":
             entries = tuple(
-                Entry(arg.keyword.value, self._value_ref(arg.value, scope), self.span(arg.keyword))
+                Entry(arg.keyword.value, self._value_ref(arg.value, scope), self.store(arg))
                 for arg in value.args
                 if arg.keyword is not None
             )
@@ -694,6 +728,20 @@ class _ModuleIndexer:
             if ref.kind in (ValueKind.REF, ValueKind.CALL, ValueKind.PARAM):
                 function = scope.qualname if scope.kind == "function" else ""
                 self.aliases.append(Alias(name, table_scope, owner, ref, span, function))
+                if ref.kind == ValueKind.CALL and ref.call_args:  # may wrap a table (``T = wrap_table(RAW, ...)``)
+                    self.table_shapes.append(
+                        (span, shp.table_shape(statement, self.line, self.line_at_top, table_scope))
+                    )
+        if len(self.tables) > tables and not isinstance(value, cst.BooleanOperation):
+            self.table_shapes.append((span, shp.table_shape(statement, self.line, self.line_at_top, table_scope)))
+
+    def store(self, node: Union[cst.DictElement, cst.Arg]) -> Span:
+        """The span of an entry's key (a dict element's, a keyword's), recording the value stored under it."""
+        key = node.key if isinstance(node, cst.DictElement) else node.keyword
+        assert key is not None
+        span = self.span(key)
+        self.stored.append((span, shp.stored_value(node.value)))
+        return span
 
     def _item_fill(
         self, target: cst.Subscript, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode
@@ -706,6 +754,12 @@ class _ModuleIndexer:
         if ref.kind == ValueKind.OTHER:
             return
         key_flow = self._flow(key, scope)
+        span = self.span(statement)
+        if isinstance(statement, cst.Assign):
+            self.fill_nodes.append((span, FillNode.ASSIGN))
+            self.stored.append((span, shp.stored_value(statement.value)))
+        else:
+            self.fill_nodes.append((span, FillNode.NONE))
         self.fills.append(
             TableFill(
                 table=table,
@@ -713,7 +767,7 @@ class _ModuleIndexer:
                 key=syn.string_value(key),
                 key_param=key_flow.name if isinstance(key_flow, Param) else None,
                 value=ref,
-                span=self.span(statement),
+                span=span,
             )
         )
 
@@ -723,21 +777,23 @@ class _ModuleIndexer:
             return
         function = scope.qualname if scope.kind == "function" else ""
         for arg in call.args:
-            pairs: List[Tuple[Optional[str], cst.BaseExpression, cst.CSTNode]]
+            pairs: List[Tuple[Optional[str], cst.BaseExpression, Union[cst.DictElement, cst.Arg], FillNode]]
             if arg.keyword is not None:
-                pairs = [(arg.keyword.value, arg.value, arg.keyword)]
+                pairs = [(arg.keyword.value, arg.value, arg, FillNode.KEYWORD)]
             elif isinstance(arg.value, cst.Dict) and pat.looks_like_table(arg.value):
                 pairs = [
-                    (syn.string_value(el.key), el.value, el.key)
+                    (syn.string_value(el.key), el.value, el, FillNode.ELEMENT)
                     for el in arg.value.elements
                     if isinstance(el, cst.DictElement)
                 ]
             else:
                 continue
-            for key, value, key_node in pairs:
+            for key, value, holder, kind in pairs:
                 ref = self._value_ref(value, scope)
                 if ref.kind != ValueKind.OTHER:
-                    self.fills.append(TableFill(table, function, key, None, ref, self.span(key_node)))
+                    span = self.store(holder)
+                    self.fill_nodes.append((span, kind))
+                    self.fills.append(TableFill(table, function, key, None, ref, span))
 
     def _value_ref(self, value: cst.BaseExpression, scope: _Scope) -> ValueRef:
         dotted = syn.dotted_name(value)
@@ -855,7 +911,7 @@ class _ModuleIndexer:
         if source is None:
             callee = syn.dotted_name(call.func) or ""
             last = callee.split(".")[-1]
-            position = 0 if last in _RUNNERS_FIRST else 1 if last in _RUNNERS_SECOND else None
+            position = 0 if last in RUNNERS_FIRST else 1 if last in RUNNERS_SECOND else None
             if position is None or len(call.args) <= position:
                 return
             source = self._callable_source(call.args[position].value, scope, resolver_calls=False)

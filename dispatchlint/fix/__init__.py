@@ -2,19 +2,20 @@
 
 The pipeline, one small module each:
 
-- ``_decide``: for each finding, whether a fix exists (rules ask, to set ``fixable`` and explain when not);
-- ``_tables``, ``_chains``, ``_parses``, ``_reorder``: one fix kind each, deciding from the linked project and
-  registering libcst edits;
-- ``_shape``, ``_wrapping``, ``_imports``, ``_codegen``: how executors take their arguments, what repairs them,
-  which imports that needs, and the generated code in the module's own style;
+- ``_fixable``: for each reported finding's subject, whether a fix exists, decided once per run from the facts
+  and the shapes recorded at index time (``_context``); nothing is parsed;
+- ``_tables``, ``_chains``, ``_parses``, ``_reorder``: one fix kind each, its decision and its record;
+- ``_shape``, ``_wrapping``: how executors take their arguments, what repairs them and which imports that needs;
+- ``_edits``, ``_imports``, ``_codegen``: the libcst edits of each fix, where imports go, and the generated code
+  in the module's own style;
 - ``_plan``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
-- ``_run``: from the findings a run chose to the new contents; ``_write``: all-or-none atomic replacement;
-  ``_lock``: one ``--fix`` of a project at a time;
-  ``_diff``: ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
+- ``_run``: from the findings a run chose to the new contents (the only place files are parsed);
+  ``_write``: all-or-none atomic replacement; ``_lock``: one ``--fix`` of a project at a time; ``_diff``:
+  ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
 """
 
-from dispatchlint.fix._decide import Decision, bind, gate_decision, parse_decision, site_decision, table_decision
 from dispatchlint.fix._diff import render_diff
+from dispatchlint.fix._fixable import Decision, Fixability
 from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._run import FixOutcome, plan_fixes
@@ -25,14 +26,10 @@ __all__ = [
     "Decision",
     "FixError",
     "FixOutcome",
-    "bind",
+    "Fixability",
     "fix_lock",
-    "gate_decision",
-    "parse_decision",
     "plan_fixes",
     "render_diff",
-    "site_decision",
-    "table_decision",
     "text_edits",
     "write_all",
 ]

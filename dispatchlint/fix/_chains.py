@@ -9,26 +9,20 @@ fallback repairs them again, which changes nothing (a gate leaves valid argument
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set, Union
+from typing import Union
 
-import libcst as cst
-
-from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis.facts import NameChain
-from dispatchlint.analysis.link import Project, Site
-from dispatchlint.fix import _codegen
-from dispatchlint.fix._imports import Import, clashes, imports_module
-from dispatchlint.fix._plan import ProjectPlan
-from dispatchlint.fix._source import Sources
-from dispatchlint.fix._wrapping import gate_import
+from dispatchlint.analysis.facts import ModuleFacts, NameChain, Span
+from dispatchlint.analysis.link import Site
+from dispatchlint.fix._context import Context
+from dispatchlint.fix._wrapping import Import, clashes, gate_import, imports_module
 
 
 @dataclass(frozen=True)
 class ChainFix:
     site: Site
     gate: Import
-    #: The chain's first ``if`` statement, in the original tree.
-    statement: cst.If
+    #: Where the chain's first ``if`` statement starts.
+    statement: Span
     #: The tool-name expression and the arguments variable, as the chain writes them.
     name: str
     args: str
@@ -39,82 +33,40 @@ class ChainFix:
     def label(self) -> str:
         return f"`{self.gate.name}`"
 
-    def apply(self, plan: ProjectPlan) -> None:
-        file = plan.file(self.site.module)
-        if self.lazy:
-            gate, lines = self.gate.name, [file.import_statement(self.gate)]
-        else:
-            gate, lines = file.imported(self.gate), []
-        lines.append(f"{self.args} = {gate}({self.name}, {self.args})")
 
-        def insert(updated: cst.CSTNode) -> "cst.FlattenSentinel[cst.BaseStatement]":
-            assert isinstance(updated, cst.If)
-            added: List[cst.BaseStatement] = [_codegen.statement(file.tree, line) for line in lines]
-            added[0] = added[0].with_changes(leading_lines=updated.leading_lines)
-            return cst.FlattenSentinel([*added, updated.with_changes(leading_lines=[])])
-
-        file.replace(self.statement, insert)
-        where = f"in `{self.site.function}`" if self.site.function else "at module level"
-        file.note(f"coerce `{self.args}` with {self.label} ahead of the `{self.site.key}` chain {where}")
-
-
-def ladder_statement(sources: Sources, site: Site, chain: NameChain) -> Optional[cst.If]:
-    """The ``if`` statement that starts the ladder ``chain`` is part of: a chain that resumes after an arm of
-    another kind (``elif self.manager.has_tool(name): ... elif name == "clarify":``) starts in an ``elif``, and
-    one coercion ahead of the whole statement serves every chain in it."""
-    source = sources.get(site.module.path)
-    test = source.expression_at(chain.span)
-    statement = source.parent(test) if test is not None else None
-    if not isinstance(statement, cst.If):
-        return None
-    parent = source.parent(statement)
-    while isinstance(parent, cst.If) and parent.orelse is statement:
-        statement, parent = parent, source.parent(parent)
-    return statement
-
-
-def chain_fix(project: Project, sources: Sources, site: Site, chain: NameChain) -> Union[ChainFix, str]:
-    """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
-    source = sources.get(site.module.path)
-    statement = ladder_statement(sources, site, chain)
-    fallback = source.node_at(site.fallback_span, cst.Call) if site.fallback_span is not None else None
-    if not isinstance(statement, cst.If) or fallback is None:
-        return "the chain's code cannot be found"
-    passed = [
-        arg.value.value
-        for arg in fallback.args
-        if isinstance(arg.value, cst.Name) and arg.value.value != chain.variable and not arg.star
+def outermost_chain(module: ModuleFacts, chain: NameChain) -> NameChain:
+    """The chain that starts the if/elif ladder this chain's arms belong to (one coercion serves them all)."""
+    first = chain.arms[0].span
+    ladder = [
+        other
+        for other in module.chains
+        if other.function == chain.function
+        and other.variable == chain.variable
+        and any(arm.span == first for arm in other.arms)
     ]
+    return min(ladder, key=lambda other: (other.span.line, other.span.column))
+
+
+def chain_fix(context: Context, site: Site, chain: NameChain) -> Union[ChainFix, str]:
+    """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
+    shapes = context.shapes(site.module)
+    ladder = shapes.ladders.get(chain.span)
+    fallback = shapes.fallback_args.get(site.fallback_span) if site.fallback_span is not None else None
+    if ladder is None or fallback is None:
+        return "the chain's code cannot be found"
+    passed = [arg.name for arg in fallback if arg.name and arg.name != chain.variable and not arg.star]
     if len(passed) != 1:
         # The arguments are what the fallback is handed and the arms read pieces of; the fallback may also get
         # copies only (``_tn, _ta = tool_name, args`` for a lambda): then what the arms read.
-        read = _mappings_read_by_arms(statement)
+        read = set(ladder.reads)
         passed = sorted(read & set(passed)) or sorted(read)
     if len(passed) != 1:
         return "the arguments the arms read are not one variable"
-    gate = gate_import(project, [site.fallback])
+    gate = gate_import(context, [site.fallback])
     if isinstance(gate, str):
         return gate
-    lazy = gate.module != site.module.module and imports_module(project, gate.module, site.module.module)
-    clash = "" if lazy else clashes(site.module, source.tree, gate)
+    lazy = gate.module != site.module.module and imports_module(context, gate.module, site.module.module)
+    clash = "" if lazy else clashes(site.module, gate)
     if clash:
         return clash
-    return ChainFix(site, gate, statement, chain.variable, passed[0], lazy)
-
-
-def _mappings_read_by_arms(chain: cst.If) -> Set[str]:
-    """Names the chain's arms read arguments from: ``args["x"]``, ``args.get("x")``, ``**args``."""
-    read: Set[str] = set()
-    current: Optional[cst.If] = chain
-    while current is not None:
-        for node in syn.walk(current.body):
-            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
-                read.add(node.value.value)
-            elif isinstance(node, cst.Arg) and node.star == "**" and isinstance(node.value, cst.Name):
-                read.add(node.value.value)
-            elif isinstance(node, cst.Call):
-                pair = syn.get_call(node)
-                if pair is not None and isinstance(pair[0], cst.Name):
-                    read.add(pair[0].value)
-        current = current.orelse if isinstance(current.orelse, cst.If) else None
-    return read
+    return ChainFix(site, gate, ladder.span, chain.variable, passed[0], lazy)

@@ -1,10 +1,8 @@
-"""The imports generated code needs: in which form, whether they would close a cycle, and where they go.
+"""Where the imports generated code needs go, and in which form (what to import is decided in ``_wrapping``).
 
 A new import follows the module's own habits (relative when the module imports its package relatively) and is
 placed where isort would roughly put it: a plain ``import functools`` among the module's other outside imports,
-a project import after the project imports that sort before it. An import of the gate's module from the table's
-module would close a cycle when the gate's module already imports (directly or through others) the table's
-module; the generated wrapper then imports the gate when it runs, not when the module loads.
+a project import after the project imports that sort before it.
 """
 
 from __future__ import annotations
@@ -15,118 +13,14 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.link import Project
 from dispatchlint.fix._source import Statement
-
-
-@dataclass(frozen=True)
-class Import:
-    """``import module`` (``name`` empty) or ``from module import name``, with ``module`` absolute."""
-
-    module: str
-    name: str = ""
-
-
-def imports_module(project: Project, importer: str, imported: str) -> bool:
-    """Whether loading ``importer`` loads ``imported`` (through any chain of project imports)."""
-    graph = _import_graph(project)
-    seen: Set[str] = set()
-    stack = [importer]
-    while stack:
-        current = stack.pop()
-        if current == imported:
-            return True
-        if current in seen:
-            continue
-        seen.add(current)
-        stack.extend(graph.get(current, ()))
-    return False
-
-
-def _import_graph(project: Project) -> Dict[str, Set[str]]:
-    names = project.graph.module_names
-    graph: Dict[str, Set[str]] = {}
-    for module in project.modules:
-        edges = graph.setdefault(module.module, set())
-        for _, target in module.imports:
-            parts = target.split(".")
-            for depth in range(len(parts), 0, -1):
-                prefix = ".".join(parts[:depth])
-                if prefix in names:
-                    edges.add(prefix)
-                    break
-        parts = module.module.split(".")
-        for depth in range(1, len(parts)):  # importing a submodule runs its packages' __init__ first
-            edges.add(".".join(parts[:depth]))
-    return graph
-
-
-def local_name_of(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> Optional[str]:
-    """The name under which a module already has ``wanted`` at top level, if it does."""
-    target = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
-    top_level = top_level_names(tree)
-    for local, qualified in facts.imports:
-        if qualified == target and local in top_level:
-            return local
-    return None
-
-
-def clashes(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> str:
-    """Why ``wanted`` cannot be imported into the module under its own name ('' when it can)."""
-    if wanted.module == facts.module or local_name_of(facts, tree, wanted) is not None:
-        return ""
-    local = wanted.name or wanted.module
-    if local in top_level_names(tree):
-        return f"`{local}` already names something else in `{facts.module}`"
-    return ""
-
-
-def top_level_names(tree: cst.Module) -> Set[str]:
-    """Names a module binds at its top level (and in top-level ``if``/``try`` blocks)."""
-    names: Set[str] = set()
-    for statement in _flat_statements(tree.body):
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            names.add(statement.name.value)
-        elif isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                names.update(_bound_by(small))
-    return names
-
-
-def _flat_statements(body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
-    found: List[cst.BaseStatement] = []
-    for statement in body:
-        found.append(statement)
-        if isinstance(statement, (cst.If, cst.Try)):
-            blocks = [statement.body, *(handler.body for handler in getattr(statement, "handlers", ()))]
-            if isinstance(statement.orelse, cst.Else):
-                blocks.append(statement.orelse.body)
-            for block in blocks:
-                if isinstance(block, cst.IndentedBlock):
-                    found.extend(_flat_statements(block.body))
-    return found
-
-
-def _bound_by(small: cst.BaseSmallStatement) -> List[str]:
-    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-        bound = []
-        for alias in small.names:
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound.append(alias.asname.name.value)
-            else:
-                bound.append(cst.Module([]).code_for_node(alias.name).split(".")[0])
-        return bound
-    if isinstance(small, cst.Assign):
-        return [target.target.value for target in small.targets if isinstance(target.target, cst.Name)]
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-        return [small.target.value]
-    return []
+from dispatchlint.fix._wrapping import Import
 
 
 def import_source(facts: ModuleFacts, tree: cst.Module, wanted: Import) -> str:

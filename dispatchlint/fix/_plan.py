@@ -17,16 +17,9 @@ import libcst as cst
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.link import Project
 from dispatchlint.fix import _codegen
-from dispatchlint.fix._imports import (
-    Import,
-    add_import,
-    drop_unused_import,
-    import_source,
-    local_name_of,
-    top_level_names,
-)
+from dispatchlint.fix._imports import add_import, drop_unused_import, import_source
 from dispatchlint.fix._source import FixError, SourceFile, Sources, Statement, check_module
-from dispatchlint.fix._wrapping import COERCED, GateWrapping, RuntimeWrapping, Wrapping
+from dispatchlint.fix._wrapping import COERCED, GateWrapping, Import, RuntimeWrapping, Wrapping, local_name_of
 
 Built = Union[cst.CSTNode, "cst.FlattenSentinel[cst.CSTNode]", cst.RemovalSentinel]
 Builder = Callable[[cst.CSTNode], Built]
@@ -88,7 +81,7 @@ class FilePlan:
 
     def _names(self) -> Set[str]:
         if self._bound is None:
-            self._bound = top_level_names(self.tree)
+            self._bound = set(self.facts.shapes.top_level_names)
         return self._bound
 
     def fresh_name(self, wanted: str) -> str:
@@ -104,7 +97,7 @@ class FilePlan:
         """The local name of ``wanted``, importing it at the top of the module if it is not there yet."""
         if wanted.name and wanted.module == self.facts.module:
             return wanted.name
-        existing = local_name_of(self.facts, self.tree, wanted)
+        existing = local_name_of(self.facts, wanted)
         if existing is not None:
             return existing
         local = wanted.name or wanted.module
@@ -148,7 +141,7 @@ class FilePlan:
         ]
 
     def _typing(self, executor: str) -> _codegen.Typing:
-        callable_ = local_name_of(self.facts, self.tree, Import("collections.abc", "Callable"))
+        callable_ = local_name_of(self.facts, Import("collections.abc", "Callable"))
         return _codegen.Typing(
             any=self.imported(Import("typing", "Any")),
             callable=callable_ or self.imported(Import("typing", "Callable")),

@@ -1,42 +1,36 @@
-"""The files a fix reads or rewrites, parsed once each with the positions and parents a planner needs.
+"""The files a fix rewrites, parsed once each with the positions and parents its edits need.
 
-The analyzer's facts say *where* things are (1-based spans); a fix needs the libcst nodes at those places. A
+The analyzer's facts say *where* things are (1-based spans); an edit needs the libcst nodes at those places. A
 :class:`SourceFile` keeps the exact bytes it was parsed from (so that nothing the fix does not mean to change can
-move: comments, quotes, encoding, BOM, line endings) and finds nodes by the position the facts recorded.
+move: comments, quotes, encoding, BOM, line endings) and finds nodes by the position the facts recorded. Only
+``--fix`` and ``--diff`` parse files here; a check never does.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
+from typing import Dict, Mapping, Optional
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dispatchlint.analysis.facts import Span
+from dispatchlint.analysis._shapes import Nodes, Statement
 
-Node = TypeVar("Node", bound=cst.CSTNode)
-#: A statement in a block (what ``Module.body`` and ``IndentedBlock.body`` hold).
-Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
+__all__ = ["FixError", "SourceFile", "Sources", "Statement", "check_module"]
 
 
 class FixError(Exception):
     """A fix cannot be made or written; the message names the file and says why."""
 
 
-@dataclass
-class SourceFile:
+class SourceFile(Nodes):
     """One parsed file: its bytes, its tree, and where each node of the tree starts and ends."""
 
-    path: Path
-    relative: str
-    data: bytes
-    tree: cst.Module
-    positions: Mapping[cst.CSTNode, CodeRange]
-    parents: Mapping[cst.CSTNode, cst.CSTNode]
-    _starts: Dict[Tuple[int, int], List[cst.CSTNode]] = field(default_factory=dict)
+    def __init__(self, path: Path, relative: str, data: bytes, tree: cst.Module) -> None:
+        super().__init__(tree, MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider))
+        self.path = path
+        self.relative = relative
+        self.data = data
 
     @classmethod
     def parse(cls, path: Path, relative: str, data: Optional[bytes] = None) -> "SourceFile":
@@ -46,44 +40,7 @@ class SourceFile:
             tree = _indent_without_form_feed(cst.parse_module(data))
         except (OSError, cst.ParserSyntaxError, UnicodeDecodeError, LookupError) as error:
             raise FixError(f"{relative}: cannot parse: {error}") from error
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        parents = wrapper.resolve(ParentNodeProvider)
-        starts: Dict[Tuple[int, int], List[cst.CSTNode]] = defaultdict(list)
-        for node, code_range in positions.items():
-            starts[(code_range.start.line, code_range.start.column + 1)].append(node)
-        return cls(path, relative, data, tree, positions, parents, dict(starts))
-
-    def node_at(self, span: Span, kind: Type[Node]) -> Optional[Node]:
-        """The outermost node of type ``kind`` that starts where ``span`` starts."""
-        found = [node for node in self._starts.get((span.line, span.column), []) if isinstance(node, kind)]
-        return max(found, key=self._extent) if found else None
-
-    def expression_at(self, span: Span) -> Optional[cst.BaseExpression]:
-        """The outermost expression that starts where ``span`` starts (a key, a test, a call)."""
-        starting = self._starts.get((span.line, span.column), [])
-        found = [node for node in starting if isinstance(node, cst.BaseExpression)]
-        return max(found, key=self._extent) if found else None
-
-    def _extent(self, node: cst.CSTNode) -> Tuple[int, int]:
-        end = self.positions[node].end
-        return (end.line, end.column)
-
-    def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
-        return self.parents.get(node) if node is not None else None
-
-    def top_level_statement(self, node: cst.CSTNode) -> Statement:
-        """The module-level statement that holds ``node`` (a table, a function, a class)."""
-        current = node
-        while True:
-            parent = self.parents.get(current)
-            if parent is None or isinstance(parent, cst.Module):
-                assert isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-                return current
-            current = parent
-
-    def line_of(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        return cls(path, relative, data, tree)
 
 
 class _ExplicitIndent(cst.CSTTransformer):

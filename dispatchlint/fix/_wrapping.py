@@ -4,6 +4,10 @@ A project that has a gate keeps one source of truth: the generated wrapper calls
 path does (``coerce_tool_args(name, args)``). A project with no gate (DL102) gets ``dispatchlint.runtime``'s
 ``wrap_table``, which needs the tools' schemas by name: a module-level schema table the analyzer found, or the one
 ``[tool.dispatchlint] schemas = "module:NAME"`` names.
+
+What to import follows from the facts: an import of the gate's module from the table's module would close a
+cycle when the gate's module already imports (directly or through others) the table's module; the generated
+wrapper then imports the gate when it runs, not when the module loads.
 """
 
 from __future__ import annotations
@@ -13,20 +17,64 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
-from dispatchlint.analysis.link import Project
-from dispatchlint.fix._imports import Import, imports_module, top_level_names
+from dispatchlint.fix._context import Context
 from dispatchlint.fix._shape import CallShape
-from dispatchlint.fix._source import Sources
 from dispatchlint.runtime import contract
 
 RUNTIME = contract.PACKAGE
-#: The runtime's wrappers, as the generated code imports them.
-WRAP_TABLE = Import(RUNTIME, contract.WRAP_TABLE)
-COERCED = Import(RUNTIME, contract.COERCED)
 _NAME_PARAMS = ("tool", "function", "fn", "func")
 _CONFIGURE_SCHEMAS = (
     'set `schemas = "module:NAME"` in [tool.dispatchlint] to a mapping from tool name to its parameters schema'
 )
+
+
+@dataclass(frozen=True)
+class Import:
+    """``import module`` (``name`` empty) or ``from module import name``, with ``module`` absolute."""
+
+    module: str
+    name: str = ""
+
+
+def imports_module(context: Context, importer: str, imported: str) -> bool:
+    """Whether loading ``importer`` loads ``imported`` (through any chain of project imports)."""
+    graph = context.import_graph()
+    seen: Set[str] = set()
+    stack = [importer]
+    while stack:
+        current = stack.pop()
+        if current == imported:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(graph.get(current, ()))
+    return False
+
+
+def local_name_of(facts: ModuleFacts, wanted: Import) -> Optional[str]:
+    """The name under which a module already has ``wanted`` at top level, if it does."""
+    target = f"{wanted.module}.{wanted.name}" if wanted.name else wanted.module
+    top_level = facts.shapes.top_level_names
+    for local, qualified in facts.imports:
+        if qualified == target and local in top_level:
+            return local
+    return None
+
+
+def clashes(facts: ModuleFacts, wanted: Import) -> str:
+    """Why ``wanted`` cannot be imported into the module under its own name ('' when it can)."""
+    if wanted.module == facts.module or local_name_of(facts, wanted) is not None:
+        return ""
+    local = wanted.name or wanted.module
+    if local in facts.shapes.top_level_names:
+        return f"`{local}` already names something else in `{facts.module}`"
+    return ""
+
+
+#: The runtime's wrappers, as the generated code imports them.
+WRAP_TABLE = Import(RUNTIME, contract.WRAP_TABLE)
+COERCED = Import(RUNTIME, contract.COERCED)
 
 
 @dataclass(frozen=True)
@@ -61,24 +109,25 @@ Wrapping = Union[GateWrapping, RuntimeWrapping]
 
 
 def gate_wrapping(
-    project: Project, shape: CallShape, module: ModuleFacts, hints: Iterable[str]
+    context: Context, shape: CallShape, module: ModuleFacts, hints: Iterable[str]
 ) -> Union[GateWrapping, str]:
     """Wrap with the gate that the functions in ``hints`` call (the gated paths), else the project's first gate."""
-    found = _gate(project, hints)
+    found = _gate(context, hints)
     if isinstance(found, str):
         return found
     gate_module, gate = found
-    lazy = gate_module.module != module.module and imports_module(project, gate_module.module, module.module)
+    lazy = gate_module.module != module.module and imports_module(context, gate_module.module, module.module)
     return GateWrapping(Import(gate_module.module, gate.name), shape, lazy)
 
 
-def gate_import(project: Project, hints: Iterable[str]) -> Union[Import, str]:
+def gate_import(context: Context, hints: Iterable[str]) -> Union[Import, str]:
     """The gate to call ahead of a name-test chain: the one its gated fallback calls."""
-    found = _gate(project, hints)
+    found = _gate(context, hints)
     return found if isinstance(found, str) else Import(found[0].module, found[1].name)
 
 
-def _gate(project: Project, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
+def _gate(context: Context, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
+    project = context.project
     candidates: List[Tuple[ModuleFacts, FunctionDef]] = []
     for function in hints:
         for module, call in project.graph.calls_in(function):
@@ -108,10 +157,11 @@ def _takes_name_and_arguments(function: FunctionDef) -> bool:
 
 
 def runtime_wrapping(
-    project: Project, sources: Sources, module: ModuleFacts, keys: Sequence[str], line: int, shape: CallShape
+    context: Context, module: ModuleFacts, keys: Sequence[str], line: int, shape: CallShape
 ) -> Union[RuntimeWrapping, str]:
     """The bundled coercer with the configured schema source, or the analyzer's schema table for ``keys``."""
-    schemas = _configured_schemas(project) or _found_schemas(project, sources, keys)
+    project = context.project
+    schemas = _configured_schemas(context) or _found_schemas(context, keys)
     if schemas is None:
         return f"the project has no gate and no schema source the fix can use: {_CONFIGURE_SCHEMAS}"
     if schemas.module == module.module:
@@ -123,20 +173,22 @@ def runtime_wrapping(
         ]
         if defined and min(defined) > line:
             return f"the schema table `{schemas.name}` is defined after the tool table"
-    elif imports_module(project, schemas.module, module.module):
+    elif imports_module(context, schemas.module, module.module):
         return f"`{schemas.module}` (the schema source) imports `{module.module}`: an import cycle"
     return RuntimeWrapping(schemas, shape.index)
 
 
-def _configured_schemas(project: Project) -> Optional[Import]:
-    if not project.config.schemas:
+def _configured_schemas(context: Context) -> Optional[Import]:
+    configured = context.project.config.schemas
+    if not configured:
         return None
-    module, _, name = project.config.schemas.partition(":")
+    module, _, name = configured.partition(":")
     return Import(module.strip(), name.strip())
 
 
-def _found_schemas(project: Project, sources: Sources, keys: Sequence[str]) -> Optional[Import]:
+def _found_schemas(context: Context, keys: Sequence[str]) -> Optional[Import]:
     """The module-level schema table (tool name -> schema) covering most of the table's tools."""
+    project = context.project
     wanted = set(keys)
     tools: Dict[Import, Set[str]] = {}
     modules: Dict[Import, ModuleFacts] = {}
@@ -150,6 +202,6 @@ def _found_schemas(project: Project, sources: Sources, keys: Sequence[str]) -> O
     for source in ranked:
         if wanted and not tools[source] & wanted:
             continue
-        if source.name in top_level_names(sources.get(modules[source].path).tree):
+        if source.name in context.shapes(modules[source]).top_level_names:
             return source
     return None

@@ -2,7 +2,6 @@
 
 from dispatchlint.report._model import Level, Report, Reported, RuleDoc, TextEdit
 from dispatchlint.report.github import render_github
-from dispatchlint.report.graph import render_graph
 from dispatchlint.report.json_format import render_json
 from dispatchlint.report.sarif import render_sarif
 from dispatchlint.report.info import (
@@ -23,7 +22,6 @@ __all__ = [
     "render_explanation",
     "render_files",
     "render_github",
-    "render_graph",
     "render_json",
     "render_rule_list",
     "render_sarif",

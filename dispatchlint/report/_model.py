@@ -15,7 +15,7 @@ from dispatchlint.problems import Problem
 
 if TYPE_CHECKING:
     from dispatchlint.analysis.facts import Span
-    from dispatchlint.rules import Finding
+    from dispatchlint.findings import Finding
 
 
 class Level(Enum):
@@ -29,6 +29,8 @@ class Level(Enum):
 class RuleDoc:
     code: str
     name: str
+    #: Enabled without ``--select``.
+    default: bool
     level: Level
     #: One whole sentence: what the rule reports.
     summary: str

@@ -8,9 +8,10 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Sequence
 
-from dispatchlint.rules import Finding, all_rules
+from dispatchlint.findings import Finding
+from dispatchlint.report._model import RuleDoc
 
 if TYPE_CHECKING:  # the engine imports the report package's neighbours; only its types are needed here
     from dispatchlint.engine import RunPlan
@@ -22,36 +23,27 @@ def _json(payload: Dict[str, Any]) -> str:
     return json.dumps({"version": _VERSION, **payload}, indent=2) + "\n"
 
 
-def _summary(code: str) -> str:
-    """A rule's first sentence of "What it does", on one line."""
-    documentation = all_rules()[code].documentation()
-    what = documentation.split("## Why is this bad?")[0].replace("## What it does", "")
-    return " ".join(what.split())
-
-
-def render_rule_list(machine: bool) -> str:
-    rules = all_rules()
+def render_rule_list(rules: Mapping[str, RuleDoc], machine: bool) -> str:
     if machine:
         listed = [
-            {"code": code, "name": cls.name, "default": cls.default, "summary": _summary(code)}
-            for code, cls in rules.items()
+            {"code": code, "name": rule.name, "default": rule.default, "summary": rule.description}
+            for code, rule in rules.items()
         ]
         return _json({"rules": listed})
-    lines = [f"{code}  {cls.name:<24} {'default' if cls.default else 'opt-in'}" for code, cls in rules.items()]
+    lines = [f"{code}  {rule.name:<24} {'default' if rule.default else 'opt-in'}" for code, rule in rules.items()]
     return "\n".join(lines) + "\n"
 
 
-def render_explanation(code: str, machine: bool) -> str:
-    """``code`` must be a rule's code."""
-    cls = all_rules()[code]
+def render_explanation(rule: RuleDoc, machine: bool) -> str:
     if machine:
-        return _json({"code": cls.code, "name": cls.name, "default": cls.default, "documentation": cls.documentation()})
-    return f"# {cls.code} {cls.name}\n\n{cls.documentation()}\n"
+        return _json(
+            {"code": rule.code, "name": rule.name, "default": rule.default, "documentation": rule.documentation}
+        )
+    return f"# {rule.code} {rule.name}\n\n{rule.documentation}\n"
 
 
-def render_statistics(findings: Sequence[Finding], machine: bool) -> str:
+def render_statistics(findings: Sequence[Finding], rules: Mapping[str, RuleDoc], machine: bool) -> str:
     counts = Counter(finding.code for finding in findings)
-    rules = all_rules()
     if machine:
         listed = [{"code": code, "name": rules[code].name, "count": counts[code]} for code in sorted(counts)]
         return _json({"statistics": listed})

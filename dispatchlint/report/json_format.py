@@ -14,7 +14,7 @@ from dispatchlint.report._model import Report, Reported, TextEdit
 
 if TYPE_CHECKING:
     from dispatchlint.analysis.facts import Location, Span
-    from dispatchlint.rules import Finding
+    from dispatchlint.findings import Finding
 
 
 def _range(span: "Span") -> Dict[str, int]:

@@ -9,8 +9,10 @@ import click
 
 from dispatchlint._lines import split_lines
 
+from dispatchlint.findings import Applicability
+
 if TYPE_CHECKING:
-    from dispatchlint.rules import Finding
+    from dispatchlint.findings import Finding
 
 
 def render_text(
@@ -33,7 +35,7 @@ def render_text(
             else (f"{finding.path}:{span.line}:{span.column}:")
         )
         code = click.style(finding.code, fg="red", bold=True) if color else finding.code
-        fix = " [*]" if finding.fixable else ""
+        fix = _MARKERS[finding.applicability]
         out.append(f"{location} {code}{fix} {finding.message}")
         out.extend(_snippet(finding, _lines(cache, cwd / finding.path), color))
         if verbose and finding.trace:
@@ -44,7 +46,26 @@ def render_text(
     count = len(findings)
     if summary:
         out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
+        fixes = fix_summary(findings)
+        if fixes:
+            out.append(fixes)
     return "".join(line + "\n" for line in out)
+
+
+#: As Ruff marks them: ``[*]`` is what ``--fix`` applies; an unsafe fix waits for ``--unsafe-fixes``.
+_MARKERS = {Applicability.SAFE: " [*]", Applicability.UNSAFE: " [unsafe fix]", Applicability.NONE: ""}
+
+
+def fix_summary(findings: Sequence["Finding"]) -> str:
+    """``[*] 2 fixable with --fix (1 more with --fix --unsafe-fixes).``; empty when nothing can be fixed."""
+    safe = sum(1 for finding in findings if finding.applicability is Applicability.SAFE)
+    unsafe = sum(1 for finding in findings if finding.applicability is Applicability.UNSAFE)
+    if not safe and not unsafe:
+        return ""
+    if not safe:
+        return f"No fixes with --fix ({unsafe} with --fix --unsafe-fixes)."
+    more = f" ({unsafe} more with --fix --unsafe-fixes)" if unsafe else ""
+    return f"[*] {safe} fixable with --fix{more}."
 
 
 def _lines(cache: Dict[str, List[str]], path: Path) -> List[str]:

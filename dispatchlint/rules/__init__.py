@@ -9,9 +9,9 @@ from dispatchlint.rules import (  # noqa: F401  (imported for registration)
     dl301_coerce_before_unrename,
     dl401_schemaless_executor,
 )
-from dispatchlint.rules._base import SAFE, UNSAFE, Case, Finding, Related, Rule
+from dispatchlint.rules._base import Case, Finding, Related, Rule
 
-__all__ = ["Case", "Finding", "Related", "Rule", "SAFE", "UNSAFE", "all_rules"]
+__all__ = ["Case", "Finding", "Related", "Rule", "all_rules"]
 
 
 def all_rules() -> "dict[str, type[Rule]]":

@@ -1,7 +1,9 @@
 """What a rule is: a small class with a code, a name, documentation, examples and a ``check`` method.
 
 Rules register themselves by subclassing :class:`Rule` (``__init_subclass__``); the test suite turns every rule's
-``VALID`` and ``INVALID`` cases into tests, so a rule cannot ship without examples.
+``VALID`` and ``INVALID`` cases into tests, so a rule cannot ship without examples. A rule yields findings and
+never plans a fix: it names the fix's subject (the table, the chain, the parse, the gate) and rates its safety,
+and the engine decides which subjects can be fixed.
 """
 
 from __future__ import annotations
@@ -10,32 +12,9 @@ import inspect
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from dispatchlint.analysis.facts import Location, ModuleFacts, Span
-from dispatchlint.analysis.link import Project
-
-SAFE = "safe"
-UNSAFE = "unsafe"
-
-
-#: Another place a finding refers to (the table, the gate, the schema), or a step of its trace.
-Related = Location
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    name: str
-    message: str
-    path: str
-    span: Span
-    fixable: bool = False
-    fix_safety: Optional[str] = None
-    related: Tuple[Related, ...] = ()
-    #: How the model's arguments reach the place reported: the source, each hop, the sink (DL101).
-    trace: Tuple[Related, ...] = ()
-
-    def sort_key(self) -> Tuple[str, int, int, str, str]:
-        return (self.path, self.span.line, self.span.column, self.code, self.message)
+from dispatchlint.analysis.facts import ModuleFacts, Span
+from dispatchlint.analysis.link import LinkedTable, Project
+from dispatchlint.findings import Applicability, Finding, FixSubject, Related, SubjectKind
 
 
 @dataclass(frozen=True)
@@ -78,14 +57,33 @@ class Rule:
         span: Span,
         message: str,
         related: Iterable[Related] = (),
-        fixable: bool = False,
-        fix_safety: Optional[str] = None,
         trace: Iterable[Related] = (),
+        fix: Optional[FixSubject] = None,
+        applicability: Applicability = Applicability.NONE,
+        explains_missing_fix: bool = True,
     ) -> Finding:
+        """A finding; ``fix`` is what its fix would rewrite, ``applicability`` how safe that fix would be."""
         return Finding(
-            self.code, self.name, message, module.path, span, fixable, fix_safety, tuple(related), tuple(trace)
+            self.code,
+            self.name,
+            message,
+            module.path,
+            span,
+            tuple(related),
+            tuple(trace),
+            fix,
+            applicability if fix is not None else Applicability.NONE,
+            explains_missing_fix,
         )
 
 
 def related(module: ModuleFacts, span: Span, message: str) -> Related:
     return Related(module.path, span, message)
+
+
+def table_subject(table: LinkedTable) -> FixSubject:
+    """The fix that wraps ``table`` where it is defined."""
+    return FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
+
+
+__all__ = ["Case", "Finding", "Related", "Rule", "related", "table_subject"]

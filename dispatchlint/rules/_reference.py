@@ -51,6 +51,7 @@ def rule_docs() -> Dict[str, RuleDoc]:
         docs[code] = RuleDoc(
             code=code,
             name=rule.name,
+            default=rule.default,
             level=Level.ERROR if rule.default else Level.WARNING,
             summary=sentences[0] if sentences else f"Reports {rule.name}.",
             description=description,

@@ -6,8 +6,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import GATED, Project, Site, display_function
-from dispatchlint.fix import site_decision
-from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
+from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
+from dispatchlint.rules._base import Case, Finding, Related, Rule, related, table_subject
 
 _GATE = """
 import json
@@ -174,7 +174,7 @@ class UnguardedDispatch(Rule):
             if (site.module.path, site.span) in reported:
                 continue  # one call, several tables a resolver may return: one finding
             reported.add((site.module.path, site.span))
-            fix = site_decision(project, site)
+            fix, no_fix = _fix_subject(site)
             if site.bypasses:
                 for module, call in site.bypasses:
                     if (module.path, call.span) not in reported:
@@ -185,20 +185,21 @@ class UnguardedDispatch(Rule):
                             call.span,
                             self._bypass_message(site, call.function, gate),
                             [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
-                            fixable=fix.fixable,
-                            fix_safety=fix.safety(SAFE),
-                            trace=project.taint.call_trace(module, call, sink),
+                            project.taint.call_trace(module, call, sink),
+                            fix,
+                            Applicability.SAFE,
+                            explains_missing_fix=False,
                         )
                 continue
             message = self._message(project, site, gate)
             yield self.finding(
                 site.module,
                 site.span,
-                message if site.reaches_past else fix.explained(message),
+                without_fix(message, no_fix) if no_fix else message,
                 self._related(site, gate_locations),
-                trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
-                fixable=fix.fixable,
-                fix_safety=fix.safety(SAFE),
+                project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                fix,
+                Applicability.SAFE,
             )
 
     def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
@@ -303,3 +304,19 @@ def _mistyped(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> O
                     example = _MISTYPED[ranks[rank]]
                     best = (rank, f"`{example}` for `{name}` reaches {shown or f'tool `{key}`'} as a string")
     return best[1] if best else None
+
+
+def _fix_subject(site: Site) -> Tuple[Optional[FixSubject], str]:
+    """What the fix of a site rewrites: its table, or the ladder of its chain; or why nothing can be rewritten
+    ('' for a call that reaches past a tool object, whose message says what to call instead)."""
+    if site.reaches_past:
+        return None, ""
+    if site.method:
+        return None, "the tools are objects whose method runs them; repair the arguments before the call"
+    if site.arm is not None and site.arm.closures:
+        return None, "the arms bind closures that run later; repair the arguments where they are handed on"
+    if site.chain is not None:
+        return FixSubject(SubjectKind.CHAIN, site.module.path, site.span), ""
+    if site.table is None:
+        return None, "the site reads no table the fix can wrap"
+    return table_subject(site.table), ""

@@ -6,8 +6,8 @@ from typing import Iterable
 
 from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import Project, Site, display_function
-from dispatchlint.fix import table_decision
-from dispatchlint.rules._base import SAFE, Case, Finding, Rule, related
+from dispatchlint.findings import Applicability
+from dispatchlint.rules._base import Case, Finding, Rule, related, table_subject
 
 _TOOLS = """
 import json
@@ -93,7 +93,6 @@ class UngatedTools(Rule):
                 if not site.unguarded or site.reaches_past or (site.module.path, site.span) in reported:
                     continue  # a bypass of a tool's own validation is DL101's, gate or not
                 reported.add((site.module.path, site.span))
-                fix = table_decision(project, table)
                 called = f"{table.display_name}[{site.key}]" + (f".{site.method}(...)" if site.method else "")
                 remedy = (
                     "repair them before the call with `dispatchlint.runtime.coerce_args` and the tool's schema"
@@ -104,13 +103,11 @@ class UngatedTools(Rule):
                 yield self.finding(
                     site.module,
                     site.span,
-                    fix.explained(
-                        f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}"
-                    ),
+                    f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
-                    fixable=fix.fixable,
-                    fix_safety=fix.safety(SAFE),
-                    trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                    project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                    table_subject(table),
+                    Applicability.SAFE,
                 )
         for site in project.sites:
             if site.kind in (SiteKind.DIRECT, SiteKind.UNSEEN) and site.unguarded:

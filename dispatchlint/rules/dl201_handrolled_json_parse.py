@@ -7,8 +7,8 @@ from typing import Iterable, List, Set
 from dispatchlint.analysis._syntax import ARGS_NAMES
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
 from dispatchlint.analysis.link import Project
-from dispatchlint.fix import parse_decision
-from dispatchlint.rules._base import SAFE, Case, Finding, Related, Rule, related
+from dispatchlint.findings import Applicability, FixSubject, SubjectKind
+from dispatchlint.rules._base import Case, Finding, Related, Rule, related
 from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
 
 _PLAN_WITH_PARSE = """
@@ -115,15 +115,14 @@ class HandrolledJsonParse(Rule):
                     continue
                 if parse.parameter in ARGS_NAMES and not _declared(project, parse.parameter, names):
                     continue  # the whole argument string: the wire parse, not a parameter's repair
-                fix = parse_decision(project, module, parse)
                 yield self.finding(
                     module,
                     parse.span,
-                    fix.explained(self._message(project, parse, sorted(names), gate)),
+                    self._message(project, parse, sorted(names), gate),
                     self._related(project, sorted(names)),
-                    fixable=fix.fixable,
-                    fix_safety=fix.safety(SAFE),
                     trace=self._trace(project, module, parse, qualified),
+                    fix=FixSubject(SubjectKind.PARSE, module.path, parse.span),
+                    applicability=Applicability.SAFE,
                 )
 
     @staticmethod

@@ -6,8 +6,8 @@ from typing import Iterable, List
 
 from dispatchlint.analysis.facts import Span
 from dispatchlint.analysis.link import Project
-from dispatchlint.fix import gate_decision
-from dispatchlint.rules._base import UNSAFE, Case, Finding, Rule, related
+from dispatchlint.findings import Applicability, FixSubject, SubjectKind
+from dispatchlint.rules._base import Case, Finding, Rule, related
 
 _SANITIZE = """
 def unrename_args(schema, args):
@@ -105,21 +105,20 @@ class CoerceBeforeUnrename(Rule):
             sanitizer = sanitizers[0].split(".")[-1]
             order = "before restoring" if restores else "without restoring"
             found = project.graph.function(sanitizers[0])
-            fix = gate_decision(project, module, function)
             yield self.finding(
                 module,
                 function.span,
                 f"gate `{function.name}` repairs arguments by property name {order} the sanitized names "
                 f"(`{sanitizer}`): keys the provider saw renamed find no property; restore names first",
                 [related(found[0], found[1].span, f"sanitizer `{sanitizer}`")] if found else [],
-                fixable=fix.fixable,
-                fix_safety=fix.safety(UNSAFE),
                 trace=[related(module, _first(by_key), "arguments are repaired by property name here")]
                 + (
                     [related(module, _first(restores), "the sanitized names are restored only here")]
                     if restores
                     else []
                 ),
+                fix=FixSubject(SubjectKind.GATE, module.path, function.span),
+                applicability=Applicability.UNSAFE,
             )
 
 

@@ -1,0 +1,89 @@
+"""What a check reports: findings, the places they refer to, and what their fix would rewrite.
+
+A rule says what it found and, as data, what a fix would rewrite (the finding's subject: a table, a name-test
+chain, a hand-rolled parse, a gate) and how safe that fix is. It never plans the fix: the engine decides, for the
+findings it reports and only for those, whether each subject can be fixed, from facts recorded when the files
+were indexed. Output formats read this module only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional, Tuple
+
+from dispatchlint.analysis.facts import Location, Span
+
+#: Another place a finding refers to (the table, the gate, the schema), or a step of its trace.
+Related = Location
+
+
+class Applicability(str, Enum):
+    """How safe a finding's fix is, as Ruff rates fixes: ``--fix`` applies safe ones, ``--unsafe-fixes`` adds
+    unsafe ones; a finding with no fix has none."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    NONE = "none"
+
+
+class SubjectKind(str, Enum):
+    """What a fix rewrites."""
+
+    #: Wrap the table (``name``: its qualified name) where it is defined and where values enter it.
+    TABLE = "table"
+    #: Coerce the arguments once ahead of the if/elif ladder the name-test chain arm at ``span`` belongs to.
+    CHAIN = "chain"
+    #: Delete the hand-rolled parse at ``span``.
+    PARSE = "parse"
+    #: Restore sanitized names first in the gate whose name is at ``span``.
+    GATE = "gate"
+
+
+@dataclass(frozen=True)
+class FixSubject:
+    """The code a finding's fix rewrites, by where it is (``path`` relative to the project root)."""
+
+    kind: SubjectKind
+    path: str
+    span: Span
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    message: str
+    path: str
+    span: Span
+    related: Tuple[Related, ...] = ()
+    #: How the model's arguments reach the place reported: the source, each hop, the sink (DL101).
+    trace: Tuple[Related, ...] = ()
+    #: What the fix rewrites; None when the rule knows there is no fix.
+    subject: Optional[FixSubject] = None
+    #: How safe the fix is. The rule rates the fix of its subject; the engine sets NONE when the subject turns
+    #: out to have no fix.
+    applicability: Applicability = Applicability.NONE
+    #: When the subject has no fix, the message says why (a finding that points at another finding's fix, such
+    #: as a caller handing raw arguments to a dispatcher, does not repeat it).
+    explains_missing_fix: bool = True
+
+    @property
+    def fixable(self) -> bool:
+        return self.applicability is not Applicability.NONE
+
+    @property
+    def fix_safety(self) -> Optional[str]:
+        return self.applicability.value if self.fixable else None
+
+    def sort_key(self) -> Tuple[str, int, int, str, str]:
+        return (self.path, self.span.line, self.span.column, self.code, self.message)
+
+
+def without_fix(message: str, reason: str) -> str:
+    """``message``, saying why there is no automatic fix."""
+    return f"{message} (no automatic fix: {reason})"
+
+
+__all__ = ["Applicability", "Finding", "FixSubject", "Related", "SubjectKind", "without_fix"]

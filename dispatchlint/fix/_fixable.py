@@ -1,0 +1,108 @@
+"""Which findings' subjects can be fixed, decided once per run from the linked project's facts and shapes.
+
+The engine asks here for the findings it reports, and only for those; ``--fix`` and ``--diff`` apply the very
+decisions the check made. Nothing is parsed: what a decision needs to know about the code (signatures, how a
+table's definition is written, which statement a parse can lose) was recorded at index time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Mapping, Optional, Tuple, Union
+
+from dispatchlint.analysis.facts import Span
+from dispatchlint.analysis.link import LinkedTable, Project, Site
+from dispatchlint.findings import FixSubject, SubjectKind
+from dispatchlint.fix._chains import ChainFix, chain_fix, outermost_chain
+from dispatchlint.fix._context import Context
+from dispatchlint.fix._parses import ParseFix, parse_fix
+from dispatchlint.fix._reorder import ReorderFix, reorder_fix
+from dispatchlint.fix._tables import TableFix, table_fix
+
+Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix]
+_Maker = Callable[[], Union[Fix, str]]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether a subject has a fix; when it has none, ``reason`` says why (for the finding's message)."""
+
+    fix: Optional[Fix]
+    reason: str = ""
+
+
+class Fixability:
+    """The decisions of one run, each made once per subject (a table read at two sites is one fix)."""
+
+    def __init__(self, project: Project, contents: Optional[Mapping[Path, bytes]] = None) -> None:
+        self.context = Context(project)
+        #: Files' bytes not yet on disk (an earlier pass of one ``--fix``, stdin), by absolute path: the fixes
+        #: rewrite these.
+        self.contents: Mapping[Path, bytes] = contents or {}
+        self._decisions: Dict[Tuple[str, str, Span, str], Decision] = {}
+        self._chain_sites: Optional[Dict[Tuple[str, Span], Site]] = None
+        #: Subjects in the order they were first asked about (the order the rules reported them).
+        self._asked: Dict[FixSubject, int] = {}
+
+    @property
+    def project(self) -> Project:
+        return self.context.project
+
+    def rank(self, subject: FixSubject) -> int:
+        """When ``subject`` was first asked about: fixes are applied in that order, so that the names the
+        generated code takes (``_coerced``, ``_coerced_2``) follow the order of the findings."""
+        return self._asked.get(subject, len(self._asked))
+
+    def decide(self, subject: FixSubject) -> Decision:
+        self._asked.setdefault(subject, len(self._asked))
+        if subject.kind is SubjectKind.TABLE:
+            table = self.project.catalog.tables.get(subject.name)
+            return self.table(table) if table is not None else Decision(None, "the table cannot be found")
+        if subject.kind is SubjectKind.CHAIN:
+            return self._chain(subject)
+        module = self.context.module(subject.path)
+        if module is None:
+            return Decision(None, "the file is not part of the analysis")
+        if subject.kind is SubjectKind.PARSE:
+            parse = next((p for p in module.json_parses if p.span == subject.span), None)
+            if parse is None:
+                return Decision(None, "the parsing cannot be found")
+            tools = self.project.dispatches.executor_tools().get(f"{module.module}.{parse.function}", set())
+
+            def table_fix_or_reason(table: LinkedTable) -> Union[TableFix, str]:
+                decision = self.table(table)
+                return decision.fix if isinstance(decision.fix, TableFix) else decision.reason
+
+            return self._decided(subject, lambda: parse_fix(self.context, module, parse, tools, table_fix_or_reason))
+        function = next((f for f in module.functions if f.span == subject.span), None)
+        if function is None:
+            return Decision(None, "the gate cannot be found")
+        return self._decided(subject, lambda: reorder_fix(self.context, module, function))
+
+    def table(self, table: LinkedTable) -> Decision:
+        subject = FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
+        return self._decided(subject, lambda: table_fix(self.context, table))
+
+    def _chain(self, subject: FixSubject) -> Decision:
+        """Chains of one if/elif ladder share one fix: a coercion ahead of the ladder serves every arm."""
+        if self._chain_sites is None:
+            self._chain_sites = {(s.module.path, s.span): s for s in self.project.sites if s.chain is not None}
+        site = self._chain_sites.get((subject.path, subject.span))
+        if site is None or site.chain is None:
+            return Decision(None, "the chain cannot be found")
+        chain = outermost_chain(site.module, site.chain)
+        ladder = self.context.shapes(site.module).ladders.get(chain.span)
+        key = FixSubject(SubjectKind.CHAIN, site.module.path, ladder.span if ladder is not None else chain.span, "")
+        return self._decided(key, lambda: chain_fix(self.context, site, chain))
+
+    def _decided(self, subject: FixSubject, make: _Maker) -> Decision:
+        key = (subject.kind.value, subject.path, subject.span, subject.name)
+        decision = self._decisions.get(key)
+        if decision is None:
+            try:
+                found = make()
+            except Exception as error:  # noqa: BLE001 - a fix that cannot be decided must not stop the lint run
+                found = f"the fix could not be planned ({type(error).__name__}: {error}); please report it"
+            decision = self._decisions[key] = Decision(None, found) if isinstance(found, str) else Decision(found)
+        return decision

@@ -1,0 +1,98 @@
+"""The pipeline's structure, checked on the real code: rules report and never plan fixes, output formats read
+only the findings, a check parses each file once, and fix markers say what ``--fix`` will apply."""
+
+from __future__ import annotations
+
+import ast
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import libcst
+import pytest
+
+from conftest import FIXTURES, REPO, subprocess_env
+from dispatchlint.cli import Progress
+from dispatchlint.engine import RunOptions, analyse
+from dispatchlint.fix import _source
+
+PACKAGE = REPO / "dispatchlint"
+
+
+def _imports(folder: Path) -> List[str]:
+    """Every module the Python files of ``folder`` import."""
+    found = []
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.append(node.module)
+            elif isinstance(node, ast.Import):
+                found.extend(alias.name for alias in node.names)
+    return found
+
+
+def test_rules_never_import_the_fixes() -> None:
+    assert not [name for name in _imports(PACKAGE / "rules") if name.startswith("dispatchlint.fix")]
+
+
+def test_output_formats_read_only_the_findings() -> None:
+    """Importing the output formats loads neither the rules, the analysis, the fixer nor libcst."""
+    probe = (
+        "import sys, dispatchlint.report; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' or m.startswith(("
+        "'dispatchlint.rules', 'dispatchlint.analysis.link', 'dispatchlint.fix', 'dispatchlint.engine'))))"
+    )
+    output = subprocess.run([sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True)
+    assert output.stdout.strip() == "[]", output.stdout + output.stderr
+
+
+def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: List[int] = []
+    original = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda source, *args, **kw: parsed.append(1) or original(source))
+
+    def no_fix_parsing(*args: object) -> None:
+        raise AssertionError("a check parsed a file for a fix")
+
+    monkeypatch.setattr(_source.SourceFile, "parse", no_fix_parsing)
+    project = FIXTURES / "fix_registered"
+    [result] = analyse([project], RunOptions(use_cache=False, jobs=1), cwd=project)
+    assert any(finding.fixable for finding in result.findings)
+    assert len(parsed) == len(result.project.modules)
+
+
+def test_markers_and_summary_say_what_fix_applies(run_cli) -> None:
+    safe = run_cli(FIXTURES / "example")
+    assert " DL101 [*] " in safe.stdout
+    unsafe = run_cli(FIXTURES / "fix_unrename")
+    assert " DL301 [unsafe fix] " in unsafe.stdout and "[*]" not in unsafe.stdout
+    assert unsafe.stdout.rstrip().endswith("No fixes with --fix (1 with --fix --unsafe-fixes).")
+
+
+def test_unsafe_fixes_without_fix_or_diff_is_a_usage_error(run_cli) -> None:
+    result = run_cli(FIXTURES / "fix_unrename", "--unsafe-fixes")
+    assert result.exit_code == 2
+    assert "--unsafe-fixes" in result.stderr and "--fix or --diff" in result.stderr
+
+
+def test_the_progress_line_waits_a_second_and_is_cleared_at_the_end() -> None:
+    written = io.StringIO()
+    now = [0.0]
+    progress = Progress(written, clock=lambda: now[0])
+    progress(1, 10)
+    assert written.getvalue() == ""  # a short run shows nothing
+    now[0] = 1.5
+    progress(4, 10)
+    assert written.getvalue() == "\rindexed 4/10 files"
+    progress(5, 10)  # within the update interval: not rewritten
+    now[0] = 2.0
+    progress(10, 10)
+    assert written.getvalue().endswith("\r\x1b[K")
+
+
+def test_no_progress_line_in_pipes(run_cli) -> None:
+    """The suite's runs write to pipes: nothing but the findings reaches stderr, on the slowest fixture too."""
+    result = run_cli(FIXTURES / "taint_flows", "--output-format", "text")
+    assert result.stderr == ""
