@@ -21,7 +21,8 @@ from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
-from dispatchlint.fix import FixError, fix_lock, plan_fixes, render_diff, text_edits, write_all
+from dispatchlint import fix
+from dispatchlint.fix import FixError, fix_lock, render_diff, text_edits, write_all
 from dispatchlint.report import (
     Report,
     Reported,
@@ -512,7 +513,7 @@ def _edits(result: RunResult, finding: Finding, cwd: Path) -> Tuple[TextEdit, ..
     if not finding.fixable:
         return ()
     try:
-        hunks = text_edits(plan_fixes(result.fixability, result.root, [finding]).changes, cwd)
+        hunks = text_edits(fix.plan_fixes(result.fixability, result.root, [finding]).changes, cwd)
         return tuple(TextEdit(path, span, replacement) for path, span, replacement in hunks)
     except FixError:
         return ()
@@ -528,7 +529,7 @@ def _fixes(
     for result in results:
         chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = plan_fixes(result.fixability, result.root, chosen)
+        outcome = fix.plan_fixes(result.fixability, result.root, chosen)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""

@@ -14,6 +14,7 @@ from conftest import FIXTURES
 from dispatchlint.analysis import _facts_json, cache
 from dispatchlint.analysis.discover import Ignores, discover
 from dispatchlint.analysis.facts import ModuleFacts
+from dispatchlint.analysis.index import index_source
 from fixproject import copy_project
 
 EXAMPLE_FINDINGS = {
@@ -152,5 +153,5 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_fil
 @pytest.mark.parametrize("fixture", ["example", "taint_flows", "name_chains", "parse_error", "fw_registry_class"])
 def test_facts_round_trip_through_json(fixture: str) -> None:
     for source in discover(FIXTURES / fixture, Ignores(FIXTURES / fixture, ())).files:
-        facts = cache.index_source(source.relative, source.module, source.is_package, source.path.read_bytes())
+        facts = index_source(source.relative, source.module, source.is_package, source.path.read_bytes())
         assert _facts_json.loads(_facts_json.dumps(facts)) == facts

@@ -328,16 +328,16 @@ def test_graph_starts_at_the_model_and_shows_every_path_with_its_file(run_cli) -
 def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(
     tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dispatchlint.analysis import cache
+    from dispatchlint.analysis import index
 
-    original = cache.index_source
+    original = index.index_source
 
     def failing(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
         if path.endswith("pool.py"):
             raise ValueError("unexpected shape")
         return original(path, module, is_package, source)
 
-    monkeypatch.setattr(cache, "index_source", failing)
+    monkeypatch.setattr(index, "index_source", failing)
     result = run_cli(EXAMPLE, "--format", "json")
     assert result.exit_code == 2
     assert "taskbot/pool.py: internal error while indexing (ValueError: unexpected shape)" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import io
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,19 @@ def test_no_progress_line_in_pipes(run_cli) -> None:
     """The suite's runs write to pipes: nothing but the findings reaches stderr, on the slowest fixture too."""
     result = run_cli(FIXTURES / "taint_flows", "--output-format", "text")
     assert result.stderr == ""
+
+
+def test_a_warm_run_never_loads_libcst(tmp_path: Path) -> None:
+    """With every file's facts in the cache, nothing needs parsing: the parser is not even imported (the machine
+    formats, which carry each fix as edits, are the exception: they plan the fixes)."""
+    project = tmp_path / "example"
+    shutil.copytree(FIXTURES / "example", project)
+    env = {**subprocess_env(), "DISPATCHLINT_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "dispatchlint"]
+    assert subprocess.run(command, cwd=project, env=env, capture_output=True).returncode == 1
+    probe = (
+        "import sys; from dispatchlint.cli import main; code = main(['taskbot/loop.py']); "
+        'sys.stdout.write(f\'\\n{code} {sorted(m for m in sys.modules if m.split(".")[0] == "libcst")}\')'
+    )
+    warm = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True)
+    assert warm.stdout.splitlines()[-1] == "1 []", warm.stdout + warm.stderr

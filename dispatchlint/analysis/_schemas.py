@@ -21,11 +21,6 @@ from dispatchlint.runtime.contract import SCHEMA_ENVELOPE_KEYS
 SCHEMA_KEYS = SCHEMA_ENVELOPE_KEYS
 
 
-def class_schema_key(class_qualname: str) -> str:
-    """The ``SchemaDef.tool`` of a schema declared on a tool class, until the class is known by a tool name."""
-    return f"<class {class_qualname}>"
-
-
 class SchemaCollector:
     """Fed every node of a module once (by the indexer's pre-pass); collects :class:`SchemaDef` facts."""
 

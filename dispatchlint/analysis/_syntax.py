@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from dispatchlint.runtime.contract import ARGUMENT_PARAMETER_NAMES
+from dispatchlint.analysis._names import ARGS_NAMES as ARGS_NAMES
+from dispatchlint.analysis._names import BYPASS_ATTRIBUTES as BYPASS_ATTRIBUTES
+from dispatchlint.analysis._names import annotated_class as annotated_class
+from dispatchlint.analysis._names import mapping_value_class as mapping_value_class
 
-#: Parameter and variable names that, by convention, hold a tool call's arguments mapping: the runtime's list,
-#: so that a table the fix wraps hands the repaired mapping to the parameter the analyzer followed.
-ARGS_NAMES = ARGUMENT_PARAMETER_NAMES
 
 #: Attributes and keys that hold the model's raw arguments on a tool-call object.
 RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "function_args"})
@@ -21,11 +20,6 @@ RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "fu
 RAW_ARGUMENT_METHODS = frozenset({"args_as_dict", "args_as_json_str"})
 
 #: Names that, as a dispatch key, say "this is a tool's name".
-#: Attributes that reach past a tool object's own validation to the bare function it wraps.
-BYPASS_ATTRIBUTES = frozenset(
-    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
-)
-
 _TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})
 
 _UNKNOWN_LITERAL = object()
@@ -55,26 +49,6 @@ def callee_name(node: cst.BaseExpression) -> Optional[str]:
         if head is not None:
             return f"{head}().{node.attr.value}"
     return None
-
-
-_ANNOTATED_CLASS = re.compile(r"^['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)\]?['\"]?$")
-
-
-def annotated_class(annotation: str) -> Optional[str]:
-    """The class a parameter annotation names: ``BaseTool``, ``"BaseTool"``, ``Optional[tools.BaseTool]``."""
-    match = _ANNOTATED_CLASS.match(annotation.strip())
-    return match.group(1) if match else None
-
-
-_MAPPING_OF = re.compile(
-    r"^['\"]?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\[\s*str\s*,\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*\]['\"]?$"
-)
-
-
-def mapping_value_class(annotation: str) -> Optional[str]:
-    """The class of the values a mapping annotation declares: ``dict[str, SamplingTool]`` -> ``SamplingTool``."""
-    match = _MAPPING_OF.match(annotation.strip())
-    return match.group(1) if match else None
 
 
 def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:

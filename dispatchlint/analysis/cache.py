@@ -31,7 +31,6 @@ from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
 from dispatchlint.analysis.discover import SkippedFile, SourceFile, read_source
 from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.index import IndexFailure, index_source
 from dispatchlint.problems import Problem, ProblemKind
 
 #: Set to a folder to keep the cache there instead of the user's cache folder.
@@ -42,6 +41,7 @@ _FACT_MODULES = (
     "index.py",
     "_patterns.py",
     "_syntax.py",
+    "_names.py",
     "_schemas.py",
     "_parse.py",
     "_shapes.py",
@@ -166,6 +166,8 @@ class Indexed(NamedTuple):
 def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
     """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
     the seconds it took."""
+    from dispatchlint.analysis.index import IndexFailure, index_source  # libcst loads only when a file is indexed
+
     started = time.perf_counter()
     try:
         facts: Union[ModuleFacts, Problem] = index_source(*job)

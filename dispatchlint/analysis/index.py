@@ -20,7 +20,8 @@ from dispatchlint.analysis import _shapes as shp
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis._parse import deep_recursion, on_deep_stack, python_rejects
 from dispatchlint.analysis._shapes import RUNNERS_FIRST, RUNNERS_SECOND
-from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector, class_schema_key
+from dispatchlint.analysis._names import class_schema_key
+from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector
 from dispatchlint.analysis._suppressions import find_suppressions
 from dispatchlint.analysis.facts import (
     UNKNOWN,

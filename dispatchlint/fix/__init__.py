@@ -14,13 +14,27 @@ The pipeline, one small module each:
   ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
 """
 
+from typing import TYPE_CHECKING
+
 from dispatchlint.fix._diff import render_diff
+from dispatchlint.fix._errors import FixError
 from dispatchlint.fix._fixable import Decision, Fixability
 from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
-from dispatchlint.fix._run import FixOutcome, plan_fixes
-from dispatchlint.fix._source import FixError
 from dispatchlint.fix._write import write_all
+
+if TYPE_CHECKING:
+    from dispatchlint.fix._run import FixOutcome, plan_fixes
+
+
+def __getattr__(name: str) -> object:
+    """``plan_fixes`` and ``FixOutcome`` load libcst: only a run that rewrites files (or shows how) imports them."""
+    if name in ("FixOutcome", "plan_fixes"):
+        from dispatchlint.fix import _run
+
+        return getattr(_run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Decision",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple, Union
 
-from dispatchlint.analysis._syntax import ARGS_NAMES
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import BodyStep, FunctionDef, ModuleFacts
 from dispatchlint.fix._context import Context
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import Signature, Span, StoredValue
 from dispatchlint.analysis.link import RAW, RAW_WEAK, LinkedEntry, LinkedTable
 from dispatchlint.fix._context import Context
@@ -75,7 +75,7 @@ def table_shape(context: Context, table: LinkedTable) -> Union[CallShape, str]:
 def _mapping_index(signature: Signature, declared: Set[str]) -> Optional[int]:
     """The position of the parameter that receives the arguments mapping (None: keyword arguments)."""
     for index, name in enumerate(signature.positional):
-        if name in syn.ARGS_NAMES and name not in declared:
+        if name in ARGS_NAMES and name not in declared:
             return index
     return None
 

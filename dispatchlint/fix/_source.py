@@ -15,12 +15,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dispatchlint.analysis._shapes import Nodes, Statement
+from dispatchlint.fix._errors import FixError
 
 __all__ = ["FixError", "SourceFile", "Sources", "Statement", "check_module"]
-
-
-class FixError(Exception):
-    """A fix cannot be made or written; the message names the file and says why."""
 
 
 class SourceFile(Nodes):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Tuple
 
-from dispatchlint.fix._source import FixError
+from dispatchlint.fix._errors import FixError
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Set
 
-from dispatchlint.analysis._syntax import ARGS_NAMES
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts
 from dispatchlint.analysis.link import Project
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind

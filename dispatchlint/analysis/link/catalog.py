@@ -8,8 +8,8 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis._schemas import class_schema_key
+from dispatchlint.analysis._names import annotated_class
+from dispatchlint.analysis._names import class_schema_key
 from dispatchlint.analysis.facts import (
     Dispatch,
     FunctionDef,
@@ -322,7 +322,7 @@ class Catalog:
             if self.gates.decorated_by_gate(executor):
                 return True
             for _, annotation in definition.annotations:
-                declared = syn.annotated_class(annotation)
+                declared = annotated_class(annotation)
                 resolved = self.graph.resolve(module, declared, parent_of(definition.qualname)) if declared else None
                 if resolved and any(self._is_model_class(cls) for cls in self.graph.mro(resolved)):
                     return True

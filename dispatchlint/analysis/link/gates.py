@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Set, Tuple
 
-from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts, ValueKind
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.model import (
@@ -73,7 +73,7 @@ class Gates:
     def _behaves_like_gate(self, qualified: str, function: FunctionDef) -> bool:
         """Reads a schema's ``properties`` and rewrites values, or validates, and sits on a tool path: some call
         hands it the model's arguments (an API helper that reads a request body's ``properties`` does not)."""
-        takes_arguments = any(param in syn.ARGS_NAMES for param in function.params)
+        takes_arguments = any(param in ARGS_NAMES for param in function.params)
         if not takes_arguments or qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
         behaves = (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments

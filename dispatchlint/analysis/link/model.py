@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import (
     WEAK_JSON,
     Call,
@@ -66,7 +66,7 @@ SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*nam
 MAX_DEPTH = 4
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
 #: generic ``kwargs``/``params`` that any factory takes.
-EXECUTOR_ARGS = syn.ARGS_NAMES - {"kwargs", "params"}
+EXECUTOR_ARGS = ARGS_NAMES - {"kwargs", "params"}
 #: Packages whose tool objects validate their arguments in their public entry (``BaseTool.run``,
 #: ``FunctionTool.on_invoke_tool``, MCP ``Tool.run``...): a table of them is guarded when used that way.
 FRAMEWORK_PACKAGES = (
@@ -306,7 +306,7 @@ def reads_as_model_arguments(flow: Flow) -> bool:
     if isinstance(flow, Raw):
         return flow.why != WEAK_JSON
     if isinstance(flow, Param):
-        return flow.name in syn.ARGS_NAMES
+        return flow.name in ARGS_NAMES
     if isinstance(flow, Either):
         return any(reads_as_model_arguments(option) for option in flow.options)
     if isinstance(flow, CallResult):

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._names import BYPASS_ATTRIBUTES
 from dispatchlint.analysis.facts import (
     Call,
     Dispatch,
@@ -289,7 +289,7 @@ class Dispatches:
                 continue
             registered = next((value for slot, kind, value in call.literals if slot == "0" and kind == "ref"), "")
             owner, _, attribute = registered.partition(".")
-            if "register" in method and owner == "self" and attribute in syn.BYPASS_ATTRIBUTES:
+            if "register" in method and owner == "self" and attribute in BYPASS_ATTRIBUTES:
                 found[(definition.class_name, _registry_identity(definition, holder))] = (attribute, call.function)
         return found
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import (
     WEAK_JSON,
     Call,
@@ -102,7 +102,7 @@ class Taint:
             return UNKNOWN
         self._verdicts[memo_key] = UNKNOWN  # a cycle of calls says nothing
         definition = found[1]
-        by_name = RAW_WEAK if flow.name in syn.ARGS_NAMES else UNKNOWN
+        by_name = RAW_WEAK if flow.name in ARGS_NAMES else UNKNOWN
         verdicts = []
         for invocation in self.graph.invocations(qualified, definition):
             bound = bind(invocation.call, definition, flow.name)

@@ -1,0 +1,44 @@
+"""Names and annotations read as strings: what the stages after indexing share with the indexer.
+
+No libcst here: a run whose facts all come from the cache (a warm run) never loads the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from dispatchlint.runtime.contract import ARGUMENT_PARAMETER_NAMES
+
+#: Parameter and variable names that, by convention, hold a tool call's arguments mapping: the runtime's list,
+#: so that a table the fix wraps hands the repaired mapping to the parameter the analyzer followed.
+ARGS_NAMES = ARGUMENT_PARAMETER_NAMES
+
+#: Attributes that reach past a tool object's own validation to the bare function it wraps.
+BYPASS_ATTRIBUTES = frozenset(
+    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
+)
+
+_ANNOTATED_CLASS = re.compile(r"^['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)\]?['\"]?$")
+
+
+def annotated_class(annotation: str) -> Optional[str]:
+    """The class a parameter annotation names: ``BaseTool``, ``"BaseTool"``, ``Optional[tools.BaseTool]``."""
+    match = _ANNOTATED_CLASS.match(annotation.strip())
+    return match.group(1) if match else None
+
+
+_MAPPING_OF = re.compile(
+    r"^['\"]?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\[\s*str\s*,\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*\]['\"]?$"
+)
+
+
+def mapping_value_class(annotation: str) -> Optional[str]:
+    """The class of the values a mapping annotation declares: ``dict[str, SamplingTool]`` -> ``SamplingTool``."""
+    match = _MAPPING_OF.match(annotation.strip())
+    return match.group(1) if match else None
+
+
+def class_schema_key(class_qualname: str) -> str:
+    """The ``SchemaDef.tool`` of a schema declared on a tool class, until the class is known by a tool name."""
+    return f"<class {class_qualname}>"
