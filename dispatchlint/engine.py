@@ -267,6 +267,8 @@ def _decided(fixability: Fixability, finding: Finding) -> Finding:
     if finding.subject is None:
         return finding
     decision = fixability.decide(finding.subject)
+    for also in finding.also_fixes:  # decided now, in the order found, as --fix applies them
+        fixability.decide(also)
     if decision.fix is not None:
         return finding
     message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message

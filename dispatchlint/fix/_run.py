@@ -33,7 +33,12 @@ class FixOutcome:
 def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding]) -> FixOutcome:
     """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot."""
     fixes = []
-    subjects = {finding.subject for finding in findings if finding.subject is not None and finding.fixable}
+    subjects = {
+        subject
+        for finding in findings
+        if finding.subject is not None and finding.fixable
+        for subject in (finding.subject, *finding.also_fixes)
+    }
     for subject in sorted(subjects, key=fixability.rank):
         fix = fixability.decide(subject).fix
         if fix is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from dispatchlint.analysis.facts import ModuleFacts, Span
-from dispatchlint.analysis.link import LinkedTable, Project
+from dispatchlint.analysis.link import LinkedTable, Project, Site
 from dispatchlint.findings import Applicability, Finding, FixSubject, Related, SubjectKind
 
 
@@ -61,6 +61,7 @@ class Rule:
         fix: Optional[FixSubject] = None,
         applicability: Applicability = Applicability.NONE,
         explains_missing_fix: bool = True,
+        also_fixes: Iterable[FixSubject] = (),
     ) -> Finding:
         """A finding; ``fix`` is what its fix would rewrite, ``applicability`` how safe that fix would be."""
         return Finding(
@@ -73,7 +74,8 @@ class Rule:
             tuple(trace),
             fix,
             applicability if fix is not None else Applicability.NONE,
-            explains_missing_fix,
+            also_fixes=tuple(subject for subject in dict.fromkeys(also_fixes) if subject != fix),
+            explains_missing_fix=explains_missing_fix,
         )
 
 
@@ -81,9 +83,17 @@ def related(module: ModuleFacts, span: Span, message: str) -> Related:
     return Related(module.path, span, message)
 
 
+def sites_by_location(project: Project) -> Dict[Tuple[str, Span], List[Site]]:
+    """Every site by where it is (one call may read several tables: one site each)."""
+    found: Dict[Tuple[str, Span], List[Site]] = {}
+    for site in project.sites:
+        found.setdefault((site.module.path, site.span), []).append(site)
+    return found
+
+
 def table_subject(table: LinkedTable) -> FixSubject:
     """The fix that wraps ``table`` where it is defined."""
     return FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
 
 
-__all__ = ["Case", "Finding", "Related", "Rule", "related", "table_subject"]
+__all__ = ["Case", "Finding", "Related", "Rule", "related", "sites_by_location", "table_subject"]

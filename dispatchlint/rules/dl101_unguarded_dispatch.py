@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from dispatchlint.analysis.facts import SiteKind
+from dispatchlint.analysis.facts import Call, SiteKind
 from dispatchlint.analysis.link import GATED, Project, Site, display_function
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
-from dispatchlint.rules._base import Case, Finding, Related, Rule, related, table_subject
+from dispatchlint.rules._base import Case, Finding, Related, Rule, related, sites_by_location, table_subject
 
 _GATE = """
 import json
@@ -164,6 +164,7 @@ class UnguardedDispatch(Rule):
             for module, function in project.gates.gate_locations()
         ]
         reported = set()
+        at = sites_by_location(project)
         for site in project.sites:
             if not site.unguarded or not (project.has_gate or site.reaches_past):
                 continue
@@ -189,6 +190,7 @@ class UnguardedDispatch(Rule):
                             fix,
                             Applicability.SAFE,
                             explains_missing_fix=False,
+                            also_fixes=_subjects(at.get((module.path, call.span), []) + _bypassed_by(project, call)),
                         )
                 continue
             message = self._message(project, site, gate)
@@ -200,6 +202,7 @@ class UnguardedDispatch(Rule):
                 project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                 fix,
                 Applicability.SAFE,
+                also_fixes=_subjects(at[(site.module.path, site.span)]),
             )
 
     def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
@@ -320,3 +323,13 @@ def _fix_subject(site: Site) -> Tuple[Optional[FixSubject], str]:
     if site.table is None:
         return None, "the site reads no table the fix can wrap"
     return table_subject(site.table), ""
+
+
+def _subjects(sites: Iterable[Site]) -> List[FixSubject]:
+    """What fixing each of ``sites`` rewrites, where something can be."""
+    return [subject for subject in (_fix_subject(site)[0] for site in sites) if subject is not None]
+
+
+def _bypassed_by(project: Project, call: Call) -> List[Site]:
+    """The sites whose dispatching function ``call`` hands raw arguments to."""
+    return [site for site in project.sites if any(bypass is call for _, bypass in site.bypasses)]

@@ -7,7 +7,7 @@ from typing import Iterable
 from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import Project, Site, display_function
 from dispatchlint.findings import Applicability
-from dispatchlint.rules._base import Case, Finding, Rule, related, table_subject
+from dispatchlint.rules._base import Case, Finding, Rule, related, sites_by_location, table_subject
 
 _TOOLS = """
 import json
@@ -88,6 +88,7 @@ class UngatedTools(Rule):
         if project.validates_tools:
             return  # a gate, or tools that validate themselves: not an ungated project
         reported = set()
+        at = sites_by_location(project)
         for table in project.dispatches.tool_tables():
             for site in project.dispatches.sites_of(table):
                 if not site.unguarded or site.reaches_past or (site.module.path, site.span) in reported:
@@ -108,6 +109,9 @@ class UngatedTools(Rule):
                     project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                     table_subject(table),
                     Applicability.SAFE,
+                    also_fixes=[
+                        table_subject(other.table) for other in at[(site.module.path, site.span)] if other.table
+                    ],
                 )
         for site in project.sites:
             if site.kind in (SiteKind.DIRECT, SiteKind.UNSEEN) and site.unguarded:
