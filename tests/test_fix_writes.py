@@ -222,15 +222,15 @@ def test_many_kills_leave_each_file_original_or_fixed(tmp_path: Path) -> None:
 
 
 def test_a_bug_while_applying_a_fix_names_the_stage_and_writes_nothing(run_cli, tmp_path: Path, monkeypatch) -> None:
-    from dispatchlint.fix import _tables
+    from dispatchlint.fix import _edits
 
     project = _example(tmp_path)
     before = python_sources(project)
 
-    def broken(self, plan):  # type: ignore[no-untyped-def]
+    def broken(plan, fix):  # type: ignore[no-untyped-def]
         raise KeyError("a shape nobody expected")
 
-    monkeypatch.setattr(_tables.TableFix, "apply", broken)
+    monkeypatch.setattr(_edits, "_apply_table", broken)
     result = run_cli(project, "--fix")
     assert result.exit_code == 2
     assert "internal error while applying a TableFix in" in result.stderr
