@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, valid_sarif
+from conftest import FIXTURES, REPO, subprocess_env, valid_sarif
 
 EXAMPLE = FIXTURES / "example"
 
@@ -299,3 +301,13 @@ def test_sarif_leaves_out_unsafe_fixes(run_cli) -> None:
     log = valid_sarif(run_cli(FIXTURES / "fix_unrename", "--format", "sarif").stdout)
     unsafe = [item for item in _results(log) if item["ruleId"] == "DL301"]
     assert unsafe and all("fixes" not in item for item in unsafe)
+
+
+def test_the_report_stage_imports_neither_the_rules_nor_the_fixer() -> None:
+    """Every format is given its data (rules' documentation, fixes as edits); it never asks the stages for it."""
+    code = (
+        "import sys, dispatchlint.report\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('dispatchlint.rules', 'dispatchlint.fix'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
