@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.facts import Call, ModuleFacts, Span
-from dispatchlint.analysis.link import GATED, Project, Site
+from dispatchlint.analysis.link import GATED, ChainSite, Project, Site, table_of
 
 
 class _Edge(str, Enum):
@@ -113,18 +113,18 @@ def _picture(project: Project, prefix: str) -> _Picture:
 
     gates = _draw_gates(project, picture)
     for site in project.sites:
-        if not site.tool_like or (site.table is None and site.arm is None) or project.graph.is_test(site.module):
+        table = table_of(site)
+        if not site.tool_like or not (table or isinstance(site, ChainSite)) or project.graph.is_test(site.module):
             continue
         caller = entry(site.module, site.function)
-        if site.table is not None:
-            table = site.table
+        if table is not None:
             target = picture.node(f"table:{table.qualname}", table.display_name, "table")
             if table.wrapped and gates:
                 picture.link(
                     target, next(iter(gates.values())), _Edge.WRAPS, _where(table.module, table.definition.span)
                 )
         else:
-            assert site.arm is not None
+            assert isinstance(site, ChainSite)
             arm_key = f"arm:{site.module.module}.{site.function}:{site.span.line}"
             target = picture.node(arm_key, " / ".join(site.arm.names), "tools")
         picture.link(caller, target, _site_kind(site), _where(site.module, site.span))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from dispatchlint.analysis.facts import ModuleFacts, NameChain, Span
-from dispatchlint.analysis.link import Site
+from dispatchlint.analysis.link import ChainSite, Site
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._wrapping import Import, clashes, gate_import, imports_module
 
@@ -47,11 +47,11 @@ def outermost_chain(module: ModuleFacts, chain: NameChain) -> NameChain:
     return min(ladder, key=lambda other: (other.span.line, other.span.column))
 
 
-def chain_fix(context: Context, site: Site, chain: NameChain) -> Union[ChainFix, str]:
+def chain_fix(context: Context, site: ChainSite, chain: NameChain) -> Union[ChainFix, str]:
     """Coerce ahead of ``chain`` (the ladder ``site``'s arm belongs to), with the gate its fallback calls."""
     shapes = context.shapes(site.module)
     ladder = shapes.ladders.get(chain.span)
-    fallback = shapes.fallback_args.get(site.fallback_span) if site.fallback_span is not None else None
+    fallback = shapes.fallback_args.get(site.fallback_span)
     if ladder is None or fallback is None:
         return "the chain's code cannot be found"
     passed = [arg.name for arg in fallback if arg.name and arg.name != chain.variable and not arg.star]

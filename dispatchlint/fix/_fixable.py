@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 from dispatchlint.analysis.facts import Span
-from dispatchlint.analysis.link import LinkedTable, Project, Site
+from dispatchlint.analysis.link import ChainSite, LinkedTable, Project
 from dispatchlint.findings import FixSubject, SubjectKind
 from dispatchlint.fix._chains import ChainFix, chain_fix, outermost_chain
 from dispatchlint.fix._context import Context
@@ -41,7 +41,7 @@ class Fixability:
         #: rewrite these.
         self.contents: Mapping[Path, bytes] = contents or {}
         self._decisions: Dict[Tuple[str, str, Span, str], Decision] = {}
-        self._chain_sites: Optional[Dict[Tuple[str, Span], Site]] = None
+        self._chain_sites: Optional[Dict[Tuple[str, Span], ChainSite]] = None
         #: Subjects in the order they were first asked about (the order the rules reported them).
         self._asked: Dict[FixSubject, int] = {}
 
@@ -87,9 +87,9 @@ class Fixability:
     def _chain(self, subject: FixSubject) -> Decision:
         """Chains of one if/elif ladder share one fix: a coercion ahead of the ladder serves every arm."""
         if self._chain_sites is None:
-            self._chain_sites = {(s.module.path, s.span): s for s in self.project.sites if s.chain is not None}
+            self._chain_sites = {(s.module.path, s.span): s for s in self.project.sites if isinstance(s, ChainSite)}
         site = self._chain_sites.get((subject.path, subject.span))
-        if site is None or site.chain is None:
+        if site is None:
             return Decision(None, "the chain cannot be found")
         chain = outermost_chain(site.module, site.chain)
         ladder = self.context.shapes(site.module).ladders.get(chain.span)

@@ -117,7 +117,7 @@ def _site_shape(context: Context, table: LinkedTable) -> Union[CallShape, str]:
     """The shape read from the dispatch calls, when no executor's signature is known."""
     shapes: Set[Tuple[Optional[int], Tuple[str, ...]]] = set()
     for site in context.project.dispatches.sites_of(table):
-        if not site.tool_like or site.arm is not None:
+        if not site.tool_like:
             continue
         shape = _dispatch_shape(context, site.module.path, site.span, site.function)
         if shape is not None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.facts import Call, SiteKind
-from dispatchlint.analysis.link import GATED, Project, Site, display_function
+from dispatchlint.analysis.link import (
+    GATED,
+    CallSite,
+    ChainSite,
+    Project,
+    Site,
+    TableSite,
+    display_function,
+    table_of,
+)
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
 from dispatchlint.rules._base import Case, Finding, Related, Rule, related, sites_by_location, table_subject
 
@@ -170,13 +179,18 @@ class UnguardedDispatch(Rule):
                 continue
             if site.kind is SiteKind.UNSEEN:
                 continue  # in a project with a gate, a callee the analysis cannot see may well be it
-            if site.method and not site.sink_method and site.method not in project.dispatches.gated_methods:
+            if (
+                isinstance(site, TableSite)
+                and site.method
+                and not site.sink_method
+                and site.method not in project.dispatches.gated_methods
+            ):
                 continue  # the project never gates this method: it may be the object's own validating entry
             if (site.module.path, site.span) in reported:
                 continue  # one call, several tables a resolver may return: one finding
             reported.add((site.module.path, site.span))
             fix, no_fix = _fix_subject(site)
-            if site.bypasses:
+            if isinstance(site, TableSite) and site.bypasses:
                 for module, call in site.bypasses:
                     if (module.path, call.span) not in reported:
                         reported.add((module.path, call.span))
@@ -205,7 +219,7 @@ class UnguardedDispatch(Rule):
                 also_fixes=_subjects(at[(site.module.path, site.span)]),
             )
 
-    def _bypass_message(self, site: Site, caller: str, gate: str) -> str:
+    def _bypass_message(self, site: TableSite, caller: str, gate: str) -> str:
         assert site.table is not None
         return (
             f"`{display_function(caller) or '<module>'}` hands the model's raw arguments to "
@@ -215,6 +229,24 @@ class UnguardedDispatch(Rule):
 
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
+        if isinstance(site, CallSite):
+            effect = _mistyped(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
+            effect = effect or f"the model's raw arguments reach tool `{site.key}`"
+            return (
+                f"{effect}: its executor is called directly "
+                f"{where}, outside the path through {gate}; call it through the gated entry, or coerce first"
+            )
+        if isinstance(site, ChainSite):
+            names = ", ".join(f"`{name}`" for name in site.arm.names)
+            effect = _mistyped(project, [(name, f"tool `{name}`") for name in site.arm.names])
+            plural = "s" if len(site.arm.names) > 1 else ""
+            effect = effect or f"the model's raw arguments reach tool{plural} {names}"
+            fallback = site.fallback.split(".")[-1]
+            return (
+                f"{effect}: its arm of the `{site.key}` chain "
+                f"{where} skips {gate}, which `{fallback}` applies to the others; coerce once ahead of the chain"
+            )
+        assert isinstance(site, TableSite)
         if site.reaches_past:
             attribute = site.via
             if site.constructed:
@@ -236,23 +268,6 @@ class UnguardedDispatch(Rule):
             return (
                 f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
-            )
-        if site.kind is SiteKind.DIRECT:
-            effect = _mistyped(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
-            effect = effect or f"the model's raw arguments reach tool `{site.key}`"
-            return (
-                f"{effect}: its executor is called directly "
-                f"{where}, outside the path through {gate}; call it through the gated entry, or coerce first"
-            )
-        if site.arm is not None:
-            names = ", ".join(f"`{name}`" for name in site.arm.names)
-            effect = _mistyped(project, [(name, f"tool `{name}`") for name in site.arm.names])
-            plural = "s" if len(site.arm.names) > 1 else ""
-            effect = effect or f"the model's raw arguments reach tool{plural} {names}"
-            fallback = site.fallback.split(".")[-1]
-            return (
-                f"{effect}: its arm of the `{site.key}` chain "
-                f"{where} skips {gate}, which `{fallback}` applies to the others; coerce once ahead of the chain"
             )
         if site.sink_method:
             return (
@@ -281,9 +296,8 @@ class UnguardedDispatch(Rule):
         )
 
     def _related(self, site: Site, gate_locations: List[Related]) -> List[Related]:
-        found: List[Related] = []
-        if site.table is not None:
-            found.append(related(site.table.module, site.table.definition.span, f"table `{site.table.display_name}`"))
+        table = table_of(site)
+        found = [related(table.module, table.definition.span, f"table `{table.display_name}`")] if table else []
         return found + gate_locations[:1]
 
 
@@ -316,13 +330,14 @@ def _fix_subject(site: Site) -> Tuple[Optional[FixSubject], str]:
         return None, ""
     if site.method:
         return None, "the tools are objects whose method runs them; repair the arguments before the call"
-    if site.arm is not None and site.arm.closures:
-        return None, "the arms bind closures that run later; repair the arguments where they are handed on"
-    if site.chain is not None:
+    if isinstance(site, ChainSite):
+        if site.arm.closures:
+            return None, "the arms bind closures that run later; repair the arguments where they are handed on"
         return FixSubject(SubjectKind.CHAIN, site.module.path, site.span), ""
-    if site.table is None:
+    table = table_of(site)
+    if table is None:
         return None, "the site reads no table the fix can wrap"
-    return table_subject(site.table), ""
+    return table_subject(table), ""
 
 
 def _subjects(sites: Iterable[Site]) -> List[FixSubject]:
@@ -332,4 +347,8 @@ def _subjects(sites: Iterable[Site]) -> List[FixSubject]:
 
 def _bypassed_by(project: Project, call: Call) -> List[Site]:
     """The sites whose dispatching function ``call`` hands raw arguments to."""
-    return [site for site in project.sites if any(bypass is call for _, bypass in site.bypasses)]
+    return [
+        site
+        for site in project.sites
+        if isinstance(site, TableSite) and any(bypass is call for _, bypass in site.bypasses)
+    ]

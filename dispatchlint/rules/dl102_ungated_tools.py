@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dispatchlint.analysis.facts import SiteKind
-from dispatchlint.analysis.link import Project, Site, display_function
+from dispatchlint.analysis.link import CallSite, Project, display_function, table_of
 from dispatchlint.findings import Applicability
 from dispatchlint.rules._base import Case, Finding, Rule, related, sites_by_location, table_subject
 
@@ -110,20 +110,22 @@ class UngatedTools(Rule):
                     table_subject(table),
                     Applicability.SAFE,
                     also_fixes=[
-                        table_subject(other.table) for other in at[(site.module.path, site.span)] if other.table
+                        table_subject(other_table)
+                        for other_table in map(table_of, at[(site.module.path, site.span)])
+                        if other_table is not None
                     ],
                 )
-        for site in project.sites:
-            if site.kind in (SiteKind.DIRECT, SiteKind.UNSEEN) and site.unguarded:
+        for call_site in project.sites:
+            if isinstance(call_site, CallSite) and call_site.unguarded:
                 yield self.finding(
-                    site.module,
-                    site.span,
-                    self._call_message(site),
-                    trace=project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                    call_site.module,
+                    call_site.span,
+                    self._call_message(call_site),
+                    trace=project.taint.trace(call_site, "sink: the tool runs with them, unrepaired"),
                 )
 
     @staticmethod
-    def _call_message(site: Site) -> str:
+    def _call_message(site: CallSite) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
         if site.kind is SiteKind.DIRECT:

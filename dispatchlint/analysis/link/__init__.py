@@ -33,13 +33,17 @@ from dispatchlint.analysis.link.model import (
     RAW_WEAK,
     RUNTIME_PACKAGE,
     UNKNOWN,
+    CallSite,
+    ChainSite,
     LinkedEntry,
     LinkedTable,
     Site,
     Step,
+    TableSite,
     Verdict,
     combine,
     display_function,
+    table_of,
 )
 from dispatchlint.analysis.link.sites import Dispatches
 from dispatchlint.analysis.link.taint import Taint
@@ -114,6 +118,10 @@ __all__ = [
     "LinkedTable",
     "Project",
     "Site",
+    "TableSite",
+    "ChainSite",
+    "CallSite",
+    "table_of",
     "Step",
     "Taint",
     "Verdict",

@@ -150,7 +150,8 @@ class LinkedTable:
 
 @dataclass(frozen=True)
 class Site:
-    """A place where a tool runs: a dispatch of a table value, or an arm of a name-test chain."""
+    """A place where a tool runs, with the verdict on what it is handed. Each kind of place is a subclass with
+    the facts only it has: :class:`TableSite`, :class:`ChainSite`, :class:`CallSite`."""
 
     module: ModuleFacts
     function: str
@@ -159,33 +160,15 @@ class Site:
     key: str
     tool_like: bool
     verdict: Verdict
-    table: Optional[LinkedTable] = None
-    chain: Optional[NameChain] = None
-    arm: Optional[ChainArm] = None
-    fallback: str = ""
-    #: The fallback's call of the gated entry (for chain arms).
-    fallback_span: Optional[Span] = None
-    #: Independent evidence that this is a tool path (not only a parameter's name).
-    corroborated: bool = False
-    #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
-    #: (module, call): those are the bypasses, not the dispatch itself.
-    bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
-    #: The tool object is built at the site by calling this (``SearchTool()._run(...)``).
-    constructed: str = ""
     #: What the site hands the tool: ``(function the flow is read in, flow)``, for the finding's trace.
-    flows: Tuple[Tuple[str, Flow], ...] = ()
-    #: The method called runs a callable the object holds with its arguments, unvalidated: a sink of its own,
-    #: whether or not the project gates that method elsewhere.
-    sink_method: bool = False
-    #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
-    via: str = ""
-    #: The method that registered the bare function ``via`` with the registry this site calls through.
-    registered_by: str = ""
+    flows: Tuple[Tuple[str, Flow], ...]
+    #: Independent evidence that this is a tool path (not only a parameter's name).
+    corroborated: bool
 
     @property
     def method(self) -> str:
         """The method of a looked-up tool object that the site calls (``tool.call(ctx, **args)``), if any."""
-        return self.via if self.kind is SiteKind.METHOD else ""
+        return ""
 
     @property
     def reaches_past(self) -> bool:
@@ -196,6 +179,54 @@ class Site:
     def unguarded(self) -> bool:
         """A tool runs here with the model's arguments as they arrived."""
         return self.tool_like and (self.verdict == RAW or (self.verdict == RAW_WEAK and self.corroborated))
+
+
+@dataclass(frozen=True)
+class TableSite(Site):
+    """A tool taken from a table (or a registry, or what a resolver returns) or built in place, then run: called,
+    handed to a runner, a method of it called, or reached past (``kind`` says which, ``via`` with what)."""
+
+    #: None for a tool object built at the site, found by a linear scan of a list, or known by its declared type.
+    table: Optional[LinkedTable]
+    #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
+    via: str
+    #: When some callers of the dispatching function pass gated arguments and others raw ones, the raw calls
+    #: (module, call): those are the bypasses, not the dispatch itself.
+    bypasses: Tuple[Tuple[ModuleFacts, Call], ...] = ()
+    #: The tool object is built at the site by calling this (``SearchTool()._run(...)``), or declared this type.
+    constructed: str = ""
+    #: The method called runs a callable the object holds with its arguments, unvalidated: a sink of its own,
+    #: whether or not the project gates that method elsewhere.
+    sink_method: bool = False
+    #: The method that registered the bare function ``via`` with the registry this site calls through.
+    registered_by: str = ""
+
+    @property
+    def method(self) -> str:
+        return self.via if self.kind is SiteKind.METHOD else ""
+
+
+@dataclass(frozen=True)
+class ChainSite(Site):
+    """An arm of an if/elif chain on the tool's name that runs its tools itself, next to a fallback that hands
+    the other tools to the gated entry."""
+
+    chain: NameChain
+    arm: ChainArm
+    #: The gated entry the fallback calls (qualified), and that call.
+    fallback: str
+    fallback_span: Span
+
+
+@dataclass(frozen=True)
+class CallSite(Site):
+    """A tool's executor called by name with the wire-parsed arguments (``DIRECT``), or a tool's name and those
+    arguments handed to a function bound at run time (``UNSEEN``); ``key`` names the tools."""
+
+
+def table_of(site: Site) -> Optional[LinkedTable]:
+    """The table a site reads its tool from, if any."""
+    return site.table if isinstance(site, TableSite) else None
 
 
 @dataclass(frozen=True)

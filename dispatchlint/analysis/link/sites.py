@@ -31,14 +31,18 @@ from dispatchlint.analysis.link.model import (
     RAW_WEAK,
     TOOLISH,
     UNKNOWN,
+    CallSite,
+    ChainSite,
     LinkedTable,
     Site,
+    TableSite,
     Verdict,
     bind,
     combine,
     mentions_param,
     position_of,
     wire_parsed_here,
+    table_of,
     within,
 )
 from dispatchlint.analysis.link.taint import Taint
@@ -59,7 +63,7 @@ class Dispatches:
         self.catalog = catalog
         self._executor_tools: Optional[Dict[str, Set[str]]] = None
         self._tool_tables: Dict[bool, List[LinkedTable]] = {}
-        self._sites_by_table: Optional[Dict[int, List[Site]]] = None
+        self._sites_by_table: Optional[Dict[int, List[TableSite]]] = None
         #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
         self.gated_methods: Set[str] = set()
         self.sites = self._link_sites()
@@ -122,14 +126,16 @@ class Dispatches:
         sites.extend(self._registry_round_trips())
         sites = self._judge_method_sites(sites)
         corroborated_tables = {
-            id(site.table) for site in sites if site.table is not None and self._tool_table_evidence(site.table, sites)
+            id(table)
+            for table in (table_of(site) for site in sites)
+            if table is not None and self._tool_table_evidence(table, sites)
         }
         return [
             replace(
                 site,
-                corroborated=site.chain is not None
+                corroborated=isinstance(site, ChainSite)
                 or site.reaches_past
-                or id(site.table) in corroborated_tables
+                or id(table_of(site)) in corroborated_tables
                 or bool(TOOLISH.search(site.key)),
             )
             for site in sites
@@ -162,9 +168,9 @@ class Dispatches:
         constructed: str = "",
         sink_method: bool = False,
         registered_by: str = "",
-    ) -> Site:
+    ) -> TableSite:
         """The site of a dispatch (what it hands the tool is its arguments' flows)."""
-        return Site(
+        return TableSite(
             module,
             dispatch.function,
             dispatch.span,
@@ -172,12 +178,13 @@ class Dispatches:
             key or dispatch.key,
             tool_like,
             verdict,
+            tuple((dispatch.function, flow) for flow in dispatch.args),
+            False,
             table,
+            dispatch.via,
             bypasses=bypasses,
             constructed=constructed,
-            flows=tuple((dispatch.function, flow) for flow in dispatch.args),
             sink_method=sink_method,
-            via=dispatch.via,
             registered_by=registered_by,
         )
 
@@ -197,9 +204,9 @@ class Dispatches:
         ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
         object's own validating entry)."""
         self.gated_methods = {site.method for site in sites if site.method and site.verdict == GATED}
-        return [site for site in sites if not (site.method and site.table is not None and site.table.wrapped)]
+        return [site for site in sites if not (site.method and getattr(table_of(site), "wrapped", False))]
 
-    def _direct_sites(self, sites: Sequence[Site]) -> List[Site]:
+    def _direct_sites(self, sites: Sequence[Site]) -> List[CallSite]:
         """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
         second entry point as much as a table (``args = json.loads(tc.function.arguments); memory_tool(...)``).
 
@@ -212,9 +219,9 @@ class Dispatches:
         )
         arm_bodies: Dict[str, List[Span]] = defaultdict(list)
         for site in sites:
-            if site.arm is not None and site.arm.body is not None:
+            if isinstance(site, ChainSite) and site.arm.body is not None:
                 arm_bodies[site.module.path].append(site.arm.body)
-        found: List[Site] = []
+        found: List[CallSite] = []
         for module in self.graph.modules:
             for call in module.calls:
                 called = self.graph.resolve(
@@ -237,7 +244,7 @@ class Dispatches:
                 if verdict != RAW:
                     continue
                 found.append(
-                    Site(
+                    CallSite(
                         module,
                         call.function,
                         call.span,
@@ -245,17 +252,18 @@ class Dispatches:
                         names,
                         True,
                         verdict,
-                        flows=tuple((call.function, flow) for flow in flows),
+                        tuple((call.function, flow) for flow in flows),
+                        False,
                     )
                 )
         return found
 
-    def _registry_round_trips(self) -> List[Site]:
+    def _registry_round_trips(self) -> List[TableSite]:
         """A tool class that registers its bare function with a registry object handed in (``docket.register(
         self.fn, names=[self.key])``) and, in another method, calls what the same kind of registry returns for a
         key with its arguments (``docket.add(self.key)(**arguments)``): the registry runs the function past the
         validation of the class's own entry (``run``), which is what the rest of the project calls."""
-        found: List[Site] = []
+        found: List[TableSite] = []
         for module in self.graph.modules:
             registered = self._bare_registrations(module)
             for dispatch in module.dispatches if registered else ():
@@ -339,7 +347,7 @@ class Dispatches:
         """A table is a tool table on its own evidence: its name, its keys, its executors, a gated reader."""
         if table.configured or table.keys & set(self.catalog.schemas) or TOOLISH.search(table.definition.name):
             return True
-        if any(site.table is table and site.verdict == GATED and site.tool_like for site in sites):
+        if any(table_of(site) is table and site.verdict == GATED and site.tool_like for site in sites):
             return True
         for entry in table.entries:
             for executor in entry.executors:
@@ -370,7 +378,7 @@ class Dispatches:
                 raw.append((caller_module, call))
         return tuple(raw) if gated else ()
 
-    def _chain_sites(self, module: ModuleFacts, chain: NameChain) -> List[Site]:
+    def _chain_sites(self, module: ModuleFacts, chain: NameChain) -> List[ChainSite]:
         class_name = self.graph.class_of(module, chain.function)
         resolved = (
             (self.graph.resolve(module, callee, chain.function, class_name), span) for callee, span in chain.fallbacks
@@ -400,7 +408,7 @@ class Dispatches:
             verdicts = [self.taint.site_verdict(module, function, flows) for function, _, flows in calls]
             verdict = GATED if guarded else combine(verdicts, every=False)
             sites.append(
-                Site(
+                ChainSite(
                     module,
                     chain.function,
                     arm.span,
@@ -408,12 +416,12 @@ class Dispatches:
                     chain.variable,
                     True,
                     verdict,
-                    None,
+                    tuple((function, flow) for function, _, flows in calls for flow in flows),
+                    False,
                     chain,
                     arm,
                     fallback,
                     fallback_span,
-                    flows=tuple((function, flow) for function, _, flows in calls for flow in flows),
                 )
             )
         return sites
@@ -435,9 +443,9 @@ class Dispatches:
     def _find_tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
         schema_names = set(self.catalog.schemas)
         dispatched = {
-            id(site.table)
+            id(table_of(site))
             for site in self.sites
-            if site.table is not None and (site.unguarded or (site.tool_like and site.verdict == GATED))
+            if table_of(site) is not None and (site.unguarded or (site.tool_like and site.verdict == GATED))
         }
         return [
             table
@@ -445,9 +453,10 @@ class Dispatches:
             if id(table) in dispatched or table.configured or (not dispatched_only and table.keys & schema_names)
         ]
 
-    def sites_of(self, table: LinkedTable) -> List[Site]:
+    def sites_of(self, table: LinkedTable) -> List[TableSite]:
         if self._sites_by_table is None:
             self._sites_by_table = defaultdict(list)
             for site in self.sites:
-                self._sites_by_table[id(site.table)].append(site)
+                if isinstance(site, TableSite) and site.table is not None:
+                    self._sites_by_table[id(site.table)].append(site)
         return list(self._sites_by_table.get(id(table), []))
