@@ -7,24 +7,12 @@ from typing import Iterable
 from dispatchlint.analysis.facts import SuppressionScope
 from dispatchlint.analysis.link import Project
 from dispatchlint.rules._base import Case, Finding, Rule
+from dispatchlint.rules.dl101_unguarded_dispatch import _REGISTRY
 from dispatchlint.suppress import IdleSuppression, PerFileIgnores, SuppressionIndex, covers
 
 _GATE = """
 def coerce_tool_args(tool_name, args):
     return dict(args)
-"""
-
-_REGISTRY = """
-from agent.gate import coerce_tool_args
-
-def search(query):
-    return [query]
-
-REGISTRY = {"search": search}
-
-def handle_function_call(tool_name, args):
-    args = coerce_tool_args(tool_name, args)
-    return REGISTRY[tool_name](**args)
 """
 
 _LOOP = """
