@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.facts import ModuleFacts, Span
 from dispatchlint.analysis.link import LinkedTable, Project, Site
@@ -97,3 +97,25 @@ def table_subject(table: LinkedTable) -> FixSubject:
 
 
 __all__ = ["Case", "Finding", "Related", "Rule", "related", "sites_by_location", "table_subject"]
+
+
+#: What a model sends for a parameter of each JSON type, mistyped as a string, most harmful first.
+_MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": "'[\"a\"]'", "object": "'{}'"}
+
+
+def mistyped_effect(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
+    """The concrete effect, from the tools' own schemas: ``"5"` for `limit` reaches `_recall` as a string``
+    (the most harmful of the declared non-string parameters); None when no schema says enough."""
+    best: Optional[Tuple[int, str]] = None
+    ranks = list(_MISTYPED)
+    for key, shown in tools:
+        for _, schema in project.catalog.schemas.get(key or "", []):
+            for name, types in schema.properties:
+                declared = [t for t in types if t in _MISTYPED]
+                if not declared or "string" in types:
+                    continue
+                rank = min(ranks.index(t) for t in declared)
+                if best is None or rank < best[0]:
+                    example = _MISTYPED[ranks[rank]]
+                    best = (rank, f"`{example}` for `{name}` reaches {shown or f'tool `{key}`'} as a string")
+    return best[1] if best else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 from dispatchlint.analysis.facts import Call, SiteKind
 from dispatchlint.analysis.link import (
@@ -16,7 +16,16 @@ from dispatchlint.analysis.link import (
     table_of,
 )
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
-from dispatchlint.rules._base import Case, Finding, Related, Rule, related, sites_by_location, table_subject
+from dispatchlint.rules._base import (
+    Case,
+    Finding,
+    Related,
+    Rule,
+    mistyped_effect,
+    related,
+    sites_by_location,
+    table_subject,
+)
 
 _GATE = """
 import json
@@ -230,7 +239,7 @@ class UnguardedDispatch(Rule):
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         if isinstance(site, CallSite):
-            effect = _mistyped(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
+            effect = mistyped_effect(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
             return (
                 f"{effect}: its executor is called directly "
@@ -238,7 +247,7 @@ class UnguardedDispatch(Rule):
             )
         if isinstance(site, ChainSite):
             names = ", ".join(f"`{name}`" for name in site.arm.names)
-            effect = _mistyped(project, [(name, f"tool `{name}`") for name in site.arm.names])
+            effect = mistyped_effect(project, [(name, f"tool `{name}`") for name in site.arm.names])
             plural = "s" if len(site.arm.names) > 1 else ""
             effect = effect or f"the model's raw arguments reach tool{plural} {names}"
             fallback = site.fallback.split(".")[-1]
@@ -289,7 +298,9 @@ class UnguardedDispatch(Rule):
             for entry in table.entries
             if entry.key is not None
         ]
-        effect = _mistyped(project, tools) or f"the model's raw arguments reach the tools of `{table.display_name}`"
+        effect = (
+            mistyped_effect(project, tools) or f"the model's raw arguments reach the tools of `{table.display_name}`"
+        )
         return (
             f"{effect}: `{table.display_name}[{site.key}]` {where} skips {gate}; wrap the table once where it is "
             f"defined (`{table.module.module}`, line {table.definition.span.line})"
@@ -299,28 +310,6 @@ class UnguardedDispatch(Rule):
         table = table_of(site)
         found = [related(table.module, table.definition.span, f"table `{table.display_name}`")] if table else []
         return found + gate_locations[:1]
-
-
-#: What a model sends for a parameter of each JSON type, mistyped as a string, most harmful first.
-_MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": "'[\"a\"]'", "object": "'{}'"}
-
-
-def _mistyped(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
-    """The concrete effect, from the tools' own schemas: ``"5"` for `limit` reaches `_recall` as a string``
-    (the most harmful of the declared non-string parameters); None when no schema says enough."""
-    best: Optional[Tuple[int, str]] = None
-    ranks = list(_MISTYPED)
-    for key, shown in tools:
-        for _, schema in project.catalog.schemas.get(key or "", []):
-            for name, types in schema.properties:
-                declared = [t for t in types if t in _MISTYPED]
-                if not declared or "string" in types:
-                    continue
-                rank = min(ranks.index(t) for t in declared)
-                if best is None or rank < best[0]:
-                    example = _MISTYPED[ranks[rank]]
-                    best = (rank, f"`{example}` for `{name}` reaches {shown or f'tool `{key}`'} as a string")
-    return best[1] if best else None
 
 
 def _fix_subject(site: Site) -> Tuple[Optional[FixSubject], str]:

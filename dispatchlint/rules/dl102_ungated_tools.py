@@ -7,7 +7,7 @@ from typing import Iterable
 from dispatchlint.analysis.facts import SiteKind
 from dispatchlint.analysis.link import CallSite, Project, display_function, table_of
 from dispatchlint.findings import Applicability
-from dispatchlint.rules._base import Case, Finding, Rule, related, sites_by_location, table_subject
+from dispatchlint.rules._base import Case, Finding, Rule, mistyped_effect, related, sites_by_location, table_subject
 
 _TOOLS = """
 import json
@@ -101,10 +101,13 @@ class UngatedTools(Rule):
                     else f"wrap `{table.display_name}` (`{table.module.module}`, line {table.definition.span.line}) "
                     f"with `dispatchlint.runtime.wrap_table` and the tools' schemas"
                 )
+                tools = [(entry.key, "") for entry in table.entries if entry.key is not None]
+                effect = mistyped_effect(project, tools) or f"the model's raw arguments reach the tools of `{called}`"
+                where = f"in `{display_function(site.function)}`" if site.function else "at module level"
                 yield self.finding(
                     site.module,
                     site.span,
-                    f"`{called}` runs with the model's raw arguments and the project has no gate: {remedy}",
+                    f"{effect}: `{called}` runs {where} and the project has no gate; {remedy}",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                     project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                     table_subject(table),
@@ -120,20 +123,19 @@ class UngatedTools(Rule):
                 yield self.finding(
                     call_site.module,
                     call_site.span,
-                    self._call_message(call_site),
+                    self._call_message(project, call_site),
                     trace=project.taint.trace(call_site, "sink: the tool runs with them, unrepaired"),
                 )
 
     @staticmethod
-    def _call_message(site: CallSite) -> str:
+    def _call_message(project: Project, site: CallSite) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
         if site.kind is SiteKind.DIRECT:
-            return (
-                f"tool `{site.key}` is called {where} with the model's raw arguments and the project has no gate: "
-                f"{remedy}"
-            )
+            effect = mistyped_effect(project, [(site.key, f"tool `{site.key}`")])
+            effect = effect or f"the model's raw arguments reach tool `{site.key}`"
+            return f"{effect}: its executor is called directly {where} and the project has no gate; {remedy}"
         return (
-            f"the tool named by `{site.key}` runs {where} with the model's raw arguments (through a function bound "
-            f"at run time) and the project has no gate: {remedy}"
+            f"the model's raw arguments reach the tool named by `{site.key}`: they are handed {where} to a function "
+            f"bound at run time, and the project has no gate; {remedy}"
         )

@@ -108,8 +108,9 @@ class CoerceBeforeUnrename(Rule):
             yield self.finding(
                 module,
                 function.span,
-                f"gate `{function.name}` repairs arguments by property name {order} the sanitized names "
-                f"(`{sanitizer}`): keys the provider saw renamed find no property; restore names first",
+                f"arguments whose names the provider saw sanitized reach their tools unrepaired: gate "
+                f"`{function.name}` repairs by property name {order} the names (`{sanitizer}`), so their keys find "
+                f"no property; restore the names first",
                 [related(found[0], found[1].span, f"sanitizer `{sanitizer}`")] if found else [],
                 trace=[related(module, _first(by_key), "arguments are repaired by property name here")]
                 + (

@@ -73,9 +73,9 @@ class SchemalessExecutor(Rule):
 
     def check(self, project: Project) -> Iterable[Finding]:
         if project.has_gate:
-            effect = f"the gate {project.gates.gate_display()} has nothing to repair its arguments against"
+            why = f"the gate {project.gates.gate_display()} has nothing to repair them against"
         else:
-            effect = "a gate (such as `dispatchlint.runtime.wrap_table`) would have nothing to repair them against"
+            why = "no gate (`dispatchlint.runtime.wrap_table`, say) could repair them"
         for table in project.dispatches.tool_tables(dispatched_only=True):
             for entry in table.entries:
                 if (
@@ -87,6 +87,7 @@ class SchemalessExecutor(Rule):
                 yield self.finding(
                     entry.module,
                     entry.span,
-                    f"tool `{entry.key}` in `{table.display_name}` has no parameter schema in the project: {effect}",
+                    f"tool `{entry.key}` gets the model's arguments as sent, on every path: no parameter schema "
+                    f"names it, so {why}; declare its parameters where the others' are (`{table.display_name}`)",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                 )
