@@ -155,3 +155,14 @@ def test_facts_round_trip_through_json(fixture: str) -> None:
     for source in discover(FIXTURES / fixture, Ignores(FIXTURES / fixture, ())).files:
         facts = index_source(source.relative, source.module, source.is_package, source.path.read_bytes())
         assert _facts_json.loads(_facts_json.dumps(facts)) == facts
+
+
+def test_facts_with_a_lone_surrogate_are_cached_and_read_back(tmp_path) -> None:
+    """A string literal holding a lone surrogate (real repositories have them) must not fail the cache's write."""
+    from dispatchlint.analysis import _facts_json
+    from dispatchlint.analysis.index import index_source
+
+    facts = index_source("m.py", "m", False, b'TOOLS = {"\\ud800": print}\n')
+    text = _facts_json.dumps(facts)
+    text.encode("utf-8")  # what the cache writes
+    assert _facts_json.loads(text) == facts

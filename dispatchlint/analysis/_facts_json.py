@@ -28,7 +28,7 @@ class InvalidFacts(ValueError):
 
 
 def dumps(facts: ModuleFacts) -> str:
-    return json.dumps(_encode(facts), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(_encode(facts), separators=(",", ":"), ensure_ascii=True)
 
 
 def loads(text: str) -> ModuleFacts:
