@@ -204,7 +204,7 @@ class Dispatches:
         ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
         object's own validating entry)."""
         self.gated_methods = {site.method for site in sites if site.method and site.verdict == GATED}
-        return [site for site in sites if not (site.method and getattr(table_of(site), "wrapped", False))]
+        return [site for site in sites if not (site.method and (table := table_of(site)) is not None and table.wrapped)]
 
     def _direct_sites(self, sites: Sequence[Site]) -> List[CallSite]:
         """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
