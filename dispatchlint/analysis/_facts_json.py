@@ -14,13 +14,14 @@ import json
 import typing
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple, Type
 
 from dispatchlint.analysis import facts as facts_module
 from dispatchlint.analysis.facts import ModuleFacts
 
 _TAG = "@"
 _NONE_TYPE = type(None)
+_Decoder = Callable[[Any], Any]
 
 
 class InvalidFacts(ValueError):
@@ -37,7 +38,7 @@ def loads(text: str) -> ModuleFacts:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise InvalidFacts(f"not JSON: {error}") from error
-    decoded = _decode(data, ModuleFacts)
+    decoded = _decoder(ModuleFacts)(data)
     assert isinstance(decoded, ModuleFacts)
     return decoded
 
@@ -63,72 +64,116 @@ def _field_types(cls: type) -> Tuple[Tuple[str, Any], ...]:
     return tuple((item.name, hints[item.name]) for item in dataclasses.fields(cls))
 
 
-def _decode(data: Any, hint: Any) -> Any:
+@lru_cache(maxsize=None)
+def _decoder(hint: Any) -> _Decoder:
+    """The function that decodes and checks a value of type ``hint``, built once per type (a warm run decodes
+    every module's facts: following the annotations anew for each value would be most of its time)."""
     origin = typing.get_origin(hint)
     if origin is typing.Union:
-        return _decode_union(data, typing.get_args(hint))
+        return _union_decoder(typing.get_args(hint))
     if origin is tuple:
-        return _decode_tuple(data, typing.get_args(hint))
+        return _tuple_decoder(typing.get_args(hint))
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _decode_dataclass(data, hint)
+        return _dataclass_decoder(hint)
     if isinstance(hint, type) and issubclass(hint, Enum):
-        try:
-            return hint(data)
-        except ValueError as error:
-            raise InvalidFacts(f"{data!r} is not a {hint.__name__}") from error
+        return _enum_decoder(hint)
     if hint is bool:
-        if isinstance(data, bool):
+        return _scalar_decoder(hint, lambda data: isinstance(data, bool))
+    if hint is int:
+        return _scalar_decoder(hint, lambda data: isinstance(data, int) and not isinstance(data, bool))
+    if hint is str:
+        return _scalar_decoder(hint, lambda data: isinstance(data, str))
+    raise TypeError(f"the facts codec does not know the type {hint!r}")
+
+
+def _scalar_decoder(hint: type, accepts: Callable[[Any], bool]) -> _Decoder:
+    def decode(data: Any) -> Any:
+        if accepts(data):
             return data
-    elif hint is int:
-        if isinstance(data, int) and not isinstance(data, bool):
-            return data
-    elif hint is str:
-        if isinstance(data, str):
-            return data
-    else:
-        raise TypeError(f"the facts codec does not know the type {hint!r}")
-    raise InvalidFacts(f"{data!r} is not a {hint.__name__}")
+        raise InvalidFacts(f"{data!r} is not a {hint.__name__}")
+
+    return decode
 
 
-def _decode_dataclass(data: Any, cls: type) -> Any:
-    if not isinstance(data, dict) or data.get(_TAG) != cls.__name__:
-        raise InvalidFacts(f"not a {cls.__name__}")
-    types = _field_types(cls)
-    if len(data) != len(types) + 1:
-        raise InvalidFacts(f"a {cls.__name__} with missing or unknown fields")
-    values = {}
-    for name, hint in types:
-        if name not in data:
-            raise InvalidFacts(f"a {cls.__name__} without {name}")
-        values[name] = _decode(data[name], hint)
-    return cls(**values)
+def _enum_decoder(enum: Type[Enum]) -> _Decoder:
+    def decode(data: Any) -> Any:
+        try:
+            return enum(data)
+        except ValueError as error:
+            raise InvalidFacts(f"{data!r} is not a {enum.__name__}") from error
+
+    return decode
 
 
-def _decode_union(data: Any, members: Tuple[Any, ...]) -> Any:
-    if data is None:
-        if _NONE_TYPE in members:
-            return None
-        raise InvalidFacts("null where a value is required")
-    if isinstance(data, dict):
-        tag = data.get(_TAG)
-        for member in members:
-            if isinstance(member, type) and dataclasses.is_dataclass(member) and member.__name__ == tag:
-                return _decode_dataclass(data, member)
-        raise InvalidFacts(f"{tag!r} is none of the union's classes")
-    for member in members:
-        if member is not _NONE_TYPE:
+def _dataclass_decoder(cls: type) -> _Decoder:
+    # The fields' decoders are looked up on first use: a dataclass may hold its own type.
+    fields: List[Tuple[str, _Decoder]] = []
+    resolved = False
+
+    def decode(data: Any) -> Any:
+        nonlocal resolved
+        if not resolved:
+            fields.extend((name, _decoder(hint)) for name, hint in _field_types(cls))
+            resolved = True
+        if not isinstance(data, dict) or data.get(_TAG) != cls.__name__:
+            raise InvalidFacts(f"not a {cls.__name__}")
+        if len(data) != len(fields) + 1:
+            raise InvalidFacts(f"a {cls.__name__} with missing or unknown fields")
+        values = {}
+        for name, decode_field in fields:
+            if name not in data:
+                raise InvalidFacts(f"a {cls.__name__} without {name}")
+            values[name] = decode_field(data[name])
+        return cls(**values)
+
+    return decode
+
+
+def _union_decoder(members: Tuple[Any, ...]) -> _Decoder:
+    optional = _NONE_TYPE in members
+    classes = {
+        member.__name__: member for member in members if isinstance(member, type) and dataclasses.is_dataclass(member)
+    }
+    others = [member for member in members if member is not _NONE_TYPE]
+
+    def decode(data: Any) -> Any:
+        if data is None:
+            if optional:
+                return None
+            raise InvalidFacts("null where a value is required")
+        if isinstance(data, dict):
+            tag = data.get(_TAG)
+            member = classes.get(tag) if isinstance(tag, str) else None
+            if member is None:
+                raise InvalidFacts(f"{tag!r} is none of the union's classes")
+            return _decoder(member)(data)
+        for member in others:
             try:
-                return _decode(data, member)
+                return _decoder(member)(data)
             except InvalidFacts:
                 continue
-    raise InvalidFacts(f"{data!r} is none of the union's types")
+        raise InvalidFacts(f"{data!r} is none of the union's types")
+
+    return decode
 
 
-def _decode_tuple(data: Any, items: Tuple[Any, ...]) -> Tuple[Any, ...]:
-    if not isinstance(data, list):
-        raise InvalidFacts("not a list")
+def _tuple_decoder(items: Tuple[Any, ...]) -> _Decoder:
     if len(items) == 2 and items[1] is Ellipsis:
-        return tuple(_decode(item, items[0]) for item in data)
-    if len(data) != len(items):
-        raise InvalidFacts(f"a list of {len(data)} where {len(items)} values are declared")
-    return tuple(_decode(item, hint) for item, hint in zip(data, items))
+        item_hint = items[0]
+
+        def decode_all(data: Any) -> Tuple[Any, ...]:
+            if not isinstance(data, list):
+                raise InvalidFacts("not a list")
+            decode_item = _decoder(item_hint)
+            return tuple([decode_item(item) for item in data])
+
+        return decode_all
+
+    def decode_each(data: Any) -> Tuple[Any, ...]:
+        if not isinstance(data, list):
+            raise InvalidFacts("not a list")
+        if len(data) != len(items):
+            raise InvalidFacts(f"a list of {len(data)} where {len(items)} values are declared")
+        return tuple([_decoder(hint)(item) for item, hint in zip(data, items)])
+
+    return decode_each

@@ -6,7 +6,7 @@ Deciding parses nothing: the shapes were recorded when the file was indexed (``a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from dispatchlint.analysis.facts import (
     ArgShape,
@@ -18,9 +18,10 @@ from dispatchlint.analysis.facts import (
     Signature,
     Span,
     StoredValue,
+    TableFill,
     TableShape,
 )
-from dispatchlint.analysis.link import Project
+from dispatchlint.analysis.link import LinkedTable, Project
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Context:
         self._modules = {module.path: module for module in project.modules}
 
         self._import_graph: Optional[Dict[str, Set[str]]] = None
+        self._fills: Optional[Dict[str, List[Tuple[ModuleFacts, TableFill]]]] = None
 
     def module(self, path: str) -> Optional[ModuleFacts]:
         return self._modules.get(path)
@@ -69,6 +71,18 @@ class Context:
                     edges.add(".".join(parts[:depth]))
             self._import_graph = graph
         return self._import_graph
+
+    def fills_of(self, table: LinkedTable) -> List[Tuple[ModuleFacts, TableFill]]:
+        """The places where values enter ``table`` after its definition (every table's, found in one pass)."""
+        if self._fills is None:
+            self._fills = {}
+            catalog = self.project.catalog
+            for module in self.project.modules:
+                for fill in module.fills:
+                    filled = catalog.table_for(module, fill.table, fill.function)
+                    if filled is not None:
+                        self._fills.setdefault(filled.qualname, []).append((module, fill))
+        return self._fills.get(table.qualname, [])
 
     def shapes(self, module: ModuleFacts) -> ModuleShapes:
         found = self._shapes.get(module.path)

@@ -115,8 +115,5 @@ def _clash(context: Context, module: ModuleFacts, wrapping: Wrapping) -> str:
 
 
 def _fills(context: Context, table: LinkedTable) -> Iterable[Fill]:
-    project = context.project
-    for module in project.modules:
-        for fill in module.fills:
-            if project.catalog.table_for(module, fill.table, fill.function) is table:
-                yield Fill(module, fill, context.shapes(module).fills.get(fill.span, FillNode.NONE))
+    for module, fill in context.fills_of(table):
+        yield Fill(module, fill, context.shapes(module).fills.get(fill.span, FillNode.NONE))

@@ -13,7 +13,7 @@ wrapper then imports the gate when it runs, not when the module loads.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, Optional, Sequence, Set, Tuple, Union
 
 from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
@@ -128,7 +128,8 @@ def gate_import(context: Context, hints: Iterable[str]) -> Union[Import, str]:
 
 def _gate(context: Context, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
     project = context.project
-    candidates: List[Tuple[ModuleFacts, FunctionDef]] = []
+    # Keyed by where each gate is defined (comparing the facts themselves would compare whole modules).
+    by_place: Dict[Tuple[str, str], Tuple[ModuleFacts, FunctionDef]] = {}
     for function in hints:
         for module, call in project.graph.calls_in(function):
             if project.gates.is_gate_callee(module, call.callee, call.function):
@@ -136,9 +137,11 @@ def _gate(context: Context, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, Fu
                     module, call.callee, call.function, project.graph.class_of(module, call.function)
                 )
                 located = project.graph.function(resolved) if resolved else None
-                if located is not None and located not in candidates:
-                    candidates.append(located)
-    candidates.extend(found for found in project.gates.gate_locations(top_level_only=True) if found not in candidates)
+                if located is not None:
+                    by_place.setdefault((located[0].path, located[1].qualname), located)
+    for found in project.gates.gate_locations(top_level_only=True):
+        by_place.setdefault((found[0].path, found[1].qualname), found)
+    candidates = list(by_place.values())
     usable = [found for found in candidates if _takes_name_and_arguments(found[1])]
     if usable:
         return usable[0]
