@@ -418,10 +418,10 @@ def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edi
     would change), the problems of every project, and the folder artifact paths are relative to (the project
     root, or the folder holding every project)."""
     roots = [str(result.root) for result in results] or [str(cwd)]
-    result_of = {result.root: result for result in results}
+    previews = {result.root: fix.FixPreview(result.fixability, result.root) for result in results} if edits else {}
     return Report(
         findings=tuple(
-            Reported(item.finding, item.fingerprint, _edits(result_of[item.root], item.finding, cwd) if edits else ())
+            Reported(item.finding, item.fingerprint, _edits(previews[item.root], item.finding, cwd) if edits else ())
             for item in found
         ),
         problems=tuple(problem for result in results for problem in result.problems),
@@ -508,12 +508,12 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
 
 
-def _edits(result: RunResult, finding: Finding, cwd: Path) -> Tuple[TextEdit, ...]:
+def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[TextEdit, ...]:
     """What ``--fix`` would change for this finding alone (nothing when no fix applies)."""
     if not finding.fixable:
         return ()
     try:
-        hunks = text_edits(fix.plan_fixes(result.fixability, result.root, [finding]).changes, cwd)
+        hunks = text_edits(preview.changes(finding), cwd)
         return tuple(TextEdit(path, span, replacement) for path, span, replacement in hunks)
     except FixError:
         return ()

@@ -24,12 +24,13 @@ from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._write import write_all
 
 if TYPE_CHECKING:
-    from dispatchlint.fix._run import FixOutcome, plan_fixes
+    from dispatchlint.fix._run import FixOutcome, FixPreview, plan_fixes
 
 
 def __getattr__(name: str) -> object:
-    """``plan_fixes`` and ``FixOutcome`` load libcst: only a run that rewrites files (or shows how) imports them."""
-    if name in ("FixOutcome", "plan_fixes"):
+    """``plan_fixes``, ``FixPreview`` and ``FixOutcome`` load libcst: only a run that rewrites files (or shows how)
+    imports them."""
+    if name in ("FixOutcome", "FixPreview", "plan_fixes"):
         from dispatchlint.fix import _run
 
         return getattr(_run, name)
@@ -42,6 +43,7 @@ __all__ = [
     "FixOutcome",
     "Fixability",
     "fix_lock",
+    "FixPreview",
     "plan_fixes",
     "render_diff",
     "text_edits",

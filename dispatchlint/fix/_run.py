@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Sequence, Tuple, Union
 
-from dispatchlint.findings import Finding
+from dispatchlint.findings import Finding, FixSubject
 from dispatchlint.fix._edits import apply_fix
 from dispatchlint.fix._fixable import Fix, Fixability
 from dispatchlint.fix._parses import ParseFix
@@ -32,18 +32,50 @@ class FixOutcome:
 
 def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding]) -> FixOutcome:
     """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot."""
-    fixes = []
-    subjects = {
+    return _plan(fixability, root, _subjects(findings), Sources(root, fixability.contents))
+
+
+class FixPreview:
+    """What ``--fix`` would change for each finding alone (the machine formats' edits): each file is parsed once
+    and each set of fix subjects planned once, however many findings share them (the sites of one table)."""
+
+    def __init__(self, fixability: Fixability, root: Path) -> None:
+        self._fixability = fixability
+        self._root = root
+        self._sources = Sources(root, fixability.contents)  # a plan never changes the trees it reads
+        self._planned: Dict[FrozenSet[FixSubject], Union[FixOutcome, FixError]] = {}
+
+    def changes(self, finding: Finding) -> Dict[Path, Tuple[bytes, bytes]]:
+        """The files that fixing ``finding`` alone changes (raise ``FixError`` if it cannot be fixed)."""
+        subjects = _subjects([finding])
+        outcome = self._planned.get(subjects)
+        if outcome is None:
+            try:
+                outcome = _plan(self._fixability, self._root, subjects, self._sources)
+            except FixError as error:
+                outcome = error
+            self._planned[subjects] = outcome
+        if isinstance(outcome, FixError):
+            raise outcome
+        return outcome.changes
+
+
+def _subjects(findings: Sequence[Finding]) -> FrozenSet[FixSubject]:
+    return frozenset(
         subject
         for finding in findings
         if finding.subject is not None and finding.fixable
         for subject in (finding.subject, *finding.also_fixes)
-    }
+    )
+
+
+def _plan(fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources) -> FixOutcome:
+    fixes = []
     for subject in sorted(subjects, key=fixability.rank):
         fix = fixability.decide(subject).fix
         if fix is not None:
             fixes.append(fix)
-    plan = ProjectPlan(fixability.project, Sources(root, fixability.contents))
+    plan = ProjectPlan(fixability.project, sources)
     applied: List[Fix] = []
     for fix in _with_requirements(fixes):
         if not any(fix is done for done in applied):
