@@ -43,6 +43,8 @@ from dispatchlint.rules import all_rules
 from dispatchlint.rules._reference import REFERENCE_URL, rule_docs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: The output formats that carry what each fix would change (they plan fixes, so they need the linked project).
+_WITH_EDITS = ("json", "sarif")
 #: Fix passes at most: each pass re-analyses what the previous one wrote.
 _FIX_PASSES = 4
 _FORMATS = ("text", "json", "sarif", "github")
@@ -368,7 +370,7 @@ def _run(options: _Options, report: _Report) -> int:
     _print_notes(results, options)
     if options.graph:
         cwd = Path.cwd()
-        report.write(render_graph([(_shown_path(result.root, cwd), result.project) for result in results]))
+        report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
         return EXIT_CLEAN
     if options.diff:
         return _diff(results, options, report)
@@ -418,7 +420,7 @@ def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edi
     would change), the problems of every project, and the folder artifact paths are relative to (the project
     root, or the folder holding every project)."""
     roots = [str(result.root) for result in results] or [str(cwd)]
-    previews = {result.root: fix.FixPreview(result.fixability, result.root) for result in results} if edits else {}
+    previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
     return Report(
         findings=tuple(
             Reported(item.finding, item.fingerprint, _edits(previews[item.root], item.finding, cwd) if edits else ())
@@ -448,6 +450,8 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
         config_file=options.config,
         contents=contents,
         use_cache=not options.no_cache,
+        # What needs the linked project itself: the graph, the fixes and the machine formats' fix edits.
+        reuse_results=not (options.graph or options.diff or options.fix or options.output_format in _WITH_EDITS),
         jobs=options.jobs,
         force_exclude=options.force_exclude,
         progress=Progress(sys.stderr) if Progress.wanted(options, sys.stderr) else None,
@@ -473,7 +477,7 @@ def _render(
         return render_statistics(findings, rule_docs(), options.machine)
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
-        return machine(_report(results, found, cwd, edits=options.output_format in ("json", "sarif")))
+        return machine(_report(results, found, cwd, edits=options.output_format in _WITH_EDITS))
     sources = {
         _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
@@ -529,7 +533,7 @@ def _fixes(
     for result in results:
         chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = fix.plan_fixes(result.fixability, result.root, chosen)
+        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""

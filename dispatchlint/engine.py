@@ -1,16 +1,20 @@
-"""The pipeline: plan (root, settings, files) -> index each file once -> link the project -> run rules ->
-filter findings (paths, test code, per-file ignores, suppression comments) -> decide which of the findings kept
-can be fixed (from the facts: nothing is parsed again)."""
+"""The pipeline: plan (root, settings, files) -> read and key every file -> index each file once -> link the
+project -> run rules -> filter findings (test code, per-file ignores, suppression comments) -> decide which of
+the findings kept can be fixed (from the facts: nothing is parsed again) -> narrow them to the paths asked about.
+
+A run that needs only findings may be answered from the results of an identical earlier run, stored before they
+were narrowed (``dispatchlint/results_cache.py``)."""
 
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dispatchlint.analysis.cache import FactsCache, index_files, user_cache_folder
+from dispatchlint.analysis.cache import FactsCache, index_read, read_files, user_cache_folder
 from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
 from dispatchlint.analysis.link import Project, link_project
@@ -18,6 +22,7 @@ from dispatchlint.config import Config, ConfigError, declares_project, load_conf
 from dispatchlint.findings import Applicability, Finding, without_fix
 from dispatchlint.fix import Fixability
 from dispatchlint.problems import Problem, ProblemKind
+from dispatchlint.results_cache import ProjectResults, load_results, results_key, store_results
 from dispatchlint.rules import Rule, all_rules
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
 from dispatchlint.suppress import PerFileIgnores, SuppressionIndex, covers
@@ -45,6 +50,9 @@ class RunOptions:
     contents: Mapping[Path, bytes] = field(default_factory=dict)
     #: Keep each file's facts by content under the root.
     use_cache: bool = True
+    #: The caller needs only the findings and problems, not the linked project: the results of an identical
+    #: earlier run (same code, settings, rules and files) may answer it (``dispatchlint/results_cache.py``).
+    reuse_results: bool = False
     #: Worker processes for indexing (0: one per CPU).
     jobs: int = 0
     #: Told, as files are indexed, how many of how many are done (a progress line on a terminal).
@@ -74,7 +82,20 @@ class RunPlan:
     subprojects: Tuple[Path, ...] = ()
 
     def reported(self, source: SourceFile) -> bool:
-        return _under(source.path, self.targets)
+        return self.concerns(source.relative)
+
+    def concerns(self, relative: str) -> bool:
+        """Whether the root-relative POSIX path ``relative`` lies under one of the targets."""
+        return any(not target or relative == target or relative.startswith(target + "/") for target in self._targets)
+
+    @cached_property
+    def _targets(self) -> Tuple[str, ...]:
+        """The targets relative to the root, as POSIX paths ("": the root itself)."""
+        return tuple(
+            "" if target == self.root else target.relative_to(self.root).as_posix()
+            for target in self.targets
+            if target == self.root or self.root in target.parents
+        )
 
 
 @dataclass(frozen=True)
@@ -84,10 +105,12 @@ class RunResult:
 
     root: Path
     config: Config
-    project: Project
+    #: The linked project (None: the results were stored by an identical earlier run, see ``reuse_results``).
+    project: Optional[Project]
     findings: Tuple[Finding, ...]
-    #: The decisions that set the findings' fix markers, for ``--fix`` and ``--diff`` to apply.
-    fixability: Fixability
+    #: The decisions that set the findings' fix markers, for ``--fix`` and ``--diff`` to apply (None as
+    #: ``project``).
+    fixability: Optional[Fixability]
     #: Unreadable files, files the analyzer failed on, files that do not parse (paths relative to the cwd).
     problems: Tuple[Problem, ...]
     #: Things the user should know that do not fail the run (a configured gate that names nothing).
@@ -99,6 +122,12 @@ class RunResult:
     #: How many files were analysed, and how many of them lie under the given paths.
     files: int = 0
     reported_files: int = 0
+
+    def linked(self) -> Tuple[Project, Fixability]:
+        """The linked project and the fix decisions: every run that asked for no ``reuse_results`` has them."""
+        if self.project is None or self.fixability is None:
+            raise RuntimeError("these results were stored by an earlier run: analyse without reuse_results")
+        return self.project, self.fixability
 
     @property
     def errors(self) -> Tuple[Problem, ...]:
@@ -202,37 +231,66 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     """Analyse the whole project of ``plan``; report the findings that concern its targets."""
     cache = FactsCache(plan.cache) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
-    jobs = options.jobs or os.cpu_count() or 1
-    modules, errors, cache_warnings = index_files(
-        list(plan.files), cache, jobs, plan.config.max_file_size, options.contents, file_times, options.progress
-    )
+    read = read_files(list(plan.files), cache, plan.config.max_file_size, options.contents)
+    errors = list(read.problems)
     started = time.perf_counter()
-    project = link_project(modules, plan.config)
-    linked = time.perf_counter()
-    suppressions = SuppressionIndex(modules, all_rules())
-    kept = _check(project, suppressions, plan)
-    checked = time.perf_counter()
-    fixability = Fixability(project, options.contents)
-    decided = [_decided(fixability, finding) for finding in kept]
-    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in decided), key=Finding.sort_key))
+    key = None
+    if cache is not None and options.reuse_results:
+        rules = [rule.code for rule in plan.rules]
+        key = results_key(plan.root, plan.config, rules, read.files, read.problems)
+    results = load_results(cache, key) if cache is not None and key is not None else None
+    project: Optional[Project] = None
+    fixability: Optional[Fixability] = None
+    if results is not None:
+        file_times = {item.source.relative: None for item in read.files}
+        stages: Tuple[Tuple[str, float], ...] = (("stored results", time.perf_counter() - started),)
+    else:
+        jobs = options.jobs or os.cpu_count() or 1
+        indexed = index_read(read.files, cache, jobs, file_times, options.progress)
+        errors.extend(indexed.problems)
+        started = time.perf_counter()
+        project = link_project(indexed.modules, plan.config)
+        linked = time.perf_counter()
+        suppressions = SuppressionIndex(indexed.modules, all_rules())
+        kept = _check(project, suppressions, plan)
+        checked = time.perf_counter()
+        fixability = Fixability(project, options.contents)
+        results = ProjectResults(
+            _decided_all(fixability, kept, plan, everything=key is not None),
+            tuple(
+                Problem(
+                    m.path,
+                    ProblemKind.PARSE_ERROR,
+                    m.parse_error.message,
+                    m.parse_error.span.line,
+                    m.parse_error.span.column,
+                )
+                for m in indexed.modules
+                if m.parse_error is not None
+            ),
+            tuple(suppressions.unknown_codes()),
+            tuple(unresolved_settings(project)),
+        )
+        if cache is not None and key is not None and not indexed.problems:  # a failed file is indexed again
+            store_results(cache, key, results)
+        stages = (
+            ("link", linked - started),
+            ("rules", checked - linked),
+            ("fixability", time.perf_counter() - checked),
+        )
+    reported = (f for f in results.findings if _concerns(f, plan))
+    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in reported), key=Finding.sort_key))
     warnings = [
         f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
         f"unknown rule code {item.code!r} in a suppression comment (see --list-rules)"
-        for item in suppressions.unknown_codes()
+        for item in results.unknown_codes
     ]
-    warnings += unresolved_settings(project)
-    warnings += cache_warnings
-    errors.extend(
-        Problem(
-            m.path, ProblemKind.PARSE_ERROR, m.parse_error.message, m.parse_error.span.line, m.parse_error.span.column
-        )
-        for m in modules
-        if m.parse_error is not None
-    )
+    warnings += results.unresolved_settings
+    warnings += cache.warnings if cache is not None else []
+    errors.extend(results.parse_errors)
     problems = tuple(problem.moved(_shown(problem.path, plan.root, cwd)) for problem in errors)
     warnings += [str(problem) for problem in problems if problem.kind is ProblemKind.SKIPPED]
-    reported = sum(1 for source in plan.files if plan.reported(source))
-    stages = (("link", linked - started), ("rules", checked - linked), ("fixability", time.perf_counter() - checked))
+    reported_files = sum(1 for source in plan.files if plan.reported(source))
     return RunResult(
         plan.root,
         plan.config,
@@ -244,13 +302,13 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         tuple(sorted(file_times.items())),
         stages,
         len(plan.files),
-        reported,
+        reported_files,
     )
 
 
 def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> List[Finding]:
-    """Run the chosen rules and keep what is reported: not ignored for its file, not suppressed in the code (a
-    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), under the paths."""
+    """Run the chosen rules and keep what may be reported: not ignored for its file, not suppressed in the code (a
+    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), not in test code."""
     per_file = PerFileIgnores(plan.config.per_file_ignores)
     kept = []
     for rule in plan.rules:
@@ -259,7 +317,21 @@ def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> L
             if not per_file.ignores(finding) and not suppressions.hides(finding, lines=lines):
                 kept.append(finding)
     tests = PathMatcher(plan.config.test_paths)
-    return [finding for finding in kept if not tests.matches(finding.path) and _concerns(finding, plan)]
+    return [finding for finding in kept if not tests.matches(finding.path)]
+
+
+def _decided_all(
+    fixability: Fixability, findings: Sequence[Finding], plan: RunPlan, everything: bool
+) -> Tuple[Finding, ...]:
+    """The findings that concern the targets with their fix markers, decided first and in their order (the
+    order ``--fix`` names generated code in); with ``everything``, the others too (for results kept for any
+    later run), else left out."""
+    decided = {id(finding): _decided(fixability, finding) for finding in findings if _concerns(finding, plan)}
+    return tuple(
+        decided[id(finding)] if id(finding) in decided else _decided(fixability, finding)
+        for finding in findings
+        if everything or id(finding) in decided
+    )
 
 
 def _decided(fixability: Fixability, finding: Finding) -> Finding:
@@ -278,7 +350,7 @@ def _decided(fixability: Fixability, finding: Finding) -> Finding:
 def _concerns(finding: Finding, plan: RunPlan) -> bool:
     """Whether the finding lies under the targets or refers to a place there (its table, gate or schema): the
     commit that unwraps a table fails on the dispatch sites it re-opens in other files."""
-    return any(_under(plan.root / path, plan.targets) for path in [finding.path, *(r.path for r in finding.related)])
+    return plan.concerns(finding.path) or any(plan.concerns(item.path) for item in finding.related)
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:

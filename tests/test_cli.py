@@ -233,14 +233,14 @@ def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli, monkeypatch)
 
 
 def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
-    from dispatchlint.analysis.cache import index_files
+    from dispatchlint.analysis.cache import index_read, read_files
     from dispatchlint.analysis.discover import Ignores, discover
 
     for number in range(70):  # enough files to use worker processes
         (tmp_path / f"m{number}.py").write_text(f"TOOLS = {{'t{number}': print}}\n", encoding="utf-8")
-    files = discover(tmp_path, Ignores(tmp_path, ())).files
-    serial = index_files(files, None, jobs=1, max_bytes=10_000).modules
-    parallel = index_files(files, None, jobs=2, max_bytes=10_000).modules
+    read = read_files(discover(tmp_path, Ignores(tmp_path, ())).files, None, max_bytes=10_000).files
+    serial = index_read(read, None, jobs=1).modules
+    parallel = index_read(read, None, jobs=2).modules
     assert serial == parallel and len(serial) == 70
 
 

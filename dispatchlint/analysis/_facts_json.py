@@ -11,35 +11,44 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import typing
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Tuple, Type
+from typing import Any, Callable, Dict, Hashable, List, Tuple, Type, TypeVar, cast
 
-from dispatchlint.analysis import facts as facts_module
 from dispatchlint.analysis.facts import ModuleFacts
 
 _TAG = "@"
 _NONE_TYPE = type(None)
 _Decoder = Callable[[Any], Any]
+_Record = TypeVar("_Record")
 
 
 class InvalidFacts(ValueError):
     """A stored entry that is not a well-formed :class:`ModuleFacts`."""
 
 
-def dumps(facts: ModuleFacts) -> str:
-    return json.dumps(_encode(facts), separators=(",", ":"), ensure_ascii=True)
+def dumps(record: Any) -> str:
+    """``record`` (a dataclass) as ASCII JSON: a lone surrogate in a string literal must not fail the write."""
+    return json.dumps(_encode(record), separators=(",", ":"), ensure_ascii=True)
 
 
 def loads(text: str) -> ModuleFacts:
     """The facts ``text`` holds; raise :class:`InvalidFacts` unless every part of it has its declared type."""
+    return loads_record(text, ModuleFacts)
+
+
+def loads_record(text: str, cls: Type[_Record]) -> _Record:
+    """The ``cls`` record ``text`` holds (any dataclass of the analysis, annotated with the types this codec
+    knows: the run cache stores findings this way); raise :class:`InvalidFacts` unless every part of it has its
+    declared type."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise InvalidFacts(f"not JSON: {error}") from error
-    decoded = _decoder(ModuleFacts)(data)
-    assert isinstance(decoded, ModuleFacts)
+    decoded = _decoder(cast(Hashable, cls))(data)
+    assert isinstance(decoded, cls)
     return decoded
 
 
@@ -60,7 +69,7 @@ def _encode(value: Any) -> Any:
 
 @lru_cache(maxsize=None)
 def _field_types(cls: type) -> Tuple[Tuple[str, Any], ...]:
-    hints = typing.get_type_hints(cls, vars(facts_module))
+    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
     return tuple((item.name, hints[item.name]) for item in dataclasses.fields(cls))
 
 

@@ -48,6 +48,8 @@ _FACT_MODULES = (
     "cache.py",
 )
 _FORMAT = 2
+#: The kind of entry that holds one file's facts.
+_FACTS = "facts"
 
 
 def _analysis_fingerprint() -> str:
@@ -100,26 +102,40 @@ class FactsCache:
 
     def load(self, key: str, source: SourceFile) -> Optional[ModuleFacts]:
         """The stored facts of ``source``, or None (no entry, an entry that is not exactly valid facts)."""
-        if not self._is_trusted():
+        text = self.read(_FACTS, key)
+        if text is None:
             return None
         try:
-            with open(self._path(key), "r", encoding="utf-8") as handle:
-                facts = _facts_json.loads(handle.read())
-        except (OSError, UnicodeDecodeError, _facts_json.InvalidFacts):
+            facts = _facts_json.loads(text)
+        except _facts_json.InvalidFacts:
             return None
         same_file = (facts.path, facts.module, facts.is_package) == (source.relative, source.module, source.is_package)
         return facts if same_file else None
 
     def store(self, key: str, facts: ModuleFacts) -> None:
+        self.write(_FACTS, key, _facts_json.dumps(facts))
+
+    def read(self, kind: str, key: str) -> Optional[str]:
+        """The text stored as ``kind`` under ``key`` (None: none, or the cache is not used)."""
+        if not self._is_trusted():
+            return None
+        try:
+            with open(self._path(kind, key), "r", encoding="utf-8") as handle:
+                return handle.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def write(self, kind: str, key: str, text: str) -> None:
+        """Store ``text`` as ``kind`` under ``key``, atomically (a reader sees the old entry or the new one)."""
         if not self._is_trusted():
             return
-        path = self._path(key)
+        path = self._path(kind, key)
         temporary = ""
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(_facts_json.dumps(facts))
+                handle.write(text)
             os.replace(temporary, path)
         except OSError as error:
             if temporary:
@@ -149,8 +165,8 @@ class FactsCache:
         if warning not in self.warnings:
             self.warnings.append(warning)
 
-    def _path(self, key: str) -> Path:
-        return self.folder / f"facts-{_FORMAT}" / key[:2] / f"{key}.json"
+    def _path(self, kind: str, key: str) -> Path:
+        return self.folder / f"{kind}-{_FORMAT}" / key[:2] / f"{key}.json"
 
 
 class Indexed(NamedTuple):
@@ -178,33 +194,59 @@ def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Pr
     return facts, time.perf_counter() - started
 
 
-def index_files(
+class ReadFile(NamedTuple):
+    """A file's bytes as this run analyses them, and its facts' cache key ("" without a cache)."""
+
+    source: SourceFile
+    data: bytes
+    key: str
+
+
+class ReadFiles(NamedTuple):
+    """The files a project's analysis reads, in order, and a problem for each one it cannot read."""
+
+    files: List[ReadFile]
+    problems: List[Problem]
+
+
+def read_files(
     files: Sequence[SourceFile],
     cache: Optional[FactsCache],
-    jobs: int,
     max_bytes: int,
     contents: Optional[Mapping[Path, bytes]] = None,
-    timings: Optional[Dict[str, Optional[float]]] = None,
-    progress: Optional[Callable[[int, int], None]] = None,
-) -> Indexed:
-    """Facts for every readable regular file of at most ``max_bytes`` (in the given order) and the problem of
-    each other one. ``contents`` stands in for the files it names (text read from stdin); ``timings`` receives
-    the seconds each file took to index (None: from the cache); ``progress`` is told after each file indexed
-    how many of how many are done."""
+) -> ReadFiles:
+    """Every readable regular file of at most ``max_bytes``, keyed for the cache; ``contents`` stands in for the
+    files it names (text read from stdin)."""
     contents = contents or {}
-    errors: List[Problem] = []
-    slots: List[Optional[ModuleFacts]] = []
-    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
+    read: List[ReadFile] = []
+    problems: List[Problem] = []
     for source in files:
         try:
             data = contents[source.path] if source.path in contents else read_source(source.path, max_bytes)
         except SkippedFile as skipped:
-            errors.append(Problem(source.relative, ProblemKind.SKIPPED, f"skipped: {skipped}"))
+            problems.append(Problem(source.relative, ProblemKind.SKIPPED, f"skipped: {skipped}"))
             continue
         except OSError as error:
-            errors.append(Problem(source.relative, ProblemKind.UNREADABLE, f"cannot read: {error.strerror or error}"))
+            problems.append(Problem(source.relative, ProblemKind.UNREADABLE, f"cannot read: {error.strerror or error}"))
             continue
-        key = cache.key(source, data) if cache is not None else ""
+        read.append(ReadFile(source, data, cache.key(source, data) if cache is not None else ""))
+    return ReadFiles(read, problems)
+
+
+def index_read(
+    files: Sequence[ReadFile],
+    cache: Optional[FactsCache],
+    jobs: int,
+    timings: Optional[Dict[str, Optional[float]]] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> Indexed:
+    """Facts for every file read (in order): from the cache, else indexed (on ``jobs`` processes when there are
+    enough). ``timings`` receives the seconds each file took to index (None: from the cache); ``progress`` is
+    told after each file indexed how many of how many are done."""
+    errors: List[Problem] = []
+    slots: List[Optional[ModuleFacts]] = []
+    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
+    for source, data, key in files:
         cached = cache.load(key, source) if cache is not None else None
         if cached is None:
             pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))

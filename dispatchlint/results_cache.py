@@ -1,0 +1,89 @@
+"""A project's results, kept so that a run identical to an earlier one is answered without linking anything.
+
+Linking, the rules and the fix decisions read the whole project, so a run on one file costs about as much as a run
+on all of them, even when every file's facts come from the cache. What they find depends only on what this key
+covers: the analyzer's code (every module of the package), the settings, the rules chosen, the project's root and
+every file's facts key (its bytes, path and module name) and read problem. An identical run therefore finds the
+same thing, whatever paths it reports on: the results are stored before they are narrowed to the paths asked
+about, and are narrowed again on every run.
+
+Entries live beside the facts, in the user's private cache folder, as JSON validated field by field like the facts
+(a malformed or foreign entry is a miss). A run whose caller needs the linked project itself (``--fix``,
+``--diff``, ``--graph``, the machine formats' fix edits) never reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Sequence, Tuple
+
+from dispatchlint import __version__
+from dispatchlint.analysis import _facts_json
+from dispatchlint.analysis.cache import FactsCache, ReadFile
+from dispatchlint.config import Config
+from dispatchlint.findings import Finding
+from dispatchlint.problems import Problem
+from dispatchlint.suppress import IdleSuppression
+
+_RESULTS = "results"
+
+
+@dataclass(frozen=True)
+class ProjectResults:
+    """What analysing the whole project found, before it is narrowed to the paths a run reports on (paths
+    relative to the project root)."""
+
+    #: Every finding the rules kept (not ignored, not suppressed, not in test code), fix markers decided.
+    findings: Tuple[Finding, ...]
+    #: Files that do not parse.
+    parse_errors: Tuple[Problem, ...]
+    #: Suppression comments that name no rule.
+    unknown_codes: Tuple[IdleSuppression, ...]
+    #: Configured names that name nothing in the project.
+    unresolved_settings: Tuple[str, ...]
+
+
+@lru_cache(maxsize=None)
+def _code_fingerprint() -> str:
+    """The analyzer's own code: an edited rule or linker must not be served stale results."""
+    digest = hashlib.sha256(__version__.encode("utf-8"))
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode("utf-8") + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:  # an installation without sources: the version alone keys the cache
+            pass
+    return digest.hexdigest()
+
+
+def results_key(
+    root: Path, config: Config, rules: Sequence[str], files: Sequence[ReadFile], problems: Sequence[Problem]
+) -> str:
+    """Everything a project's results depend on (see the module docstring)."""
+    digest = hashlib.sha256()
+    for part in (_code_fingerprint(), str(root), repr(config), ",".join(rules)):
+        digest.update(part.encode("utf-8", errors="surrogatepass") + b"\0")
+    for read in files:
+        digest.update(f"{read.source.relative}\0{read.key}\0".encode("utf-8", errors="surrogatepass"))
+    for problem in problems:
+        digest.update(repr(problem).encode("utf-8", errors="surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def load_results(cache: FactsCache, key: str) -> Optional[ProjectResults]:
+    """The results stored under ``key``, or None (none, or an entry that is not exactly valid results)."""
+    text = cache.read(_RESULTS, key)
+    if text is None:
+        return None
+    try:
+        return _facts_json.loads_record(text, ProjectResults)
+    except _facts_json.InvalidFacts:
+        return None
+
+
+def store_results(cache: FactsCache, key: str, results: ProjectResults) -> None:
+    cache.write(_RESULTS, key, _facts_json.dumps(results))

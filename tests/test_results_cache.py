@@ -1,0 +1,100 @@
+"""A run identical to an earlier one is answered from the stored results, with exactly the earlier output, for any
+paths it reports on; any change the results depend on (a file, the settings, the rules) is a miss; a stored entry
+that is not exactly valid results changes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from conftest import FIXTURES
+from fixproject import copy_project
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DISPATCHLINT_CACHE_DIR", str(tmp_path / "user-cache"))
+    return copy_project(FIXTURES / "example", tmp_path / "project")
+
+
+def _entries(tmp_path: Path) -> List[Path]:
+    return sorted((tmp_path / "user-cache").glob("results-*/*/*.json"))
+
+
+def _stages(stderr: str) -> str:
+    return next(line for line in stderr.splitlines() if line.startswith("timing: ") and " files; " in line)
+
+
+def test_a_second_identical_run_reuses_the_results_and_prints_the_same(run_cli, project: Path, tmp_path) -> None:
+    first = run_cli(project, "-v", cache=True)
+    assert "link" in _stages(first.stderr) and len(_entries(tmp_path)) == 1
+    second = run_cli(project, "-v", cache=True)
+    assert "stored results" in _stages(second.stderr)
+    assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout) == (1, second.stdout)
+    assert "taskbot/loop.py:26" in second.stdout and "taskbot/pool.py:21" in second.stdout
+
+
+def test_stored_results_are_narrowed_to_each_run_paths(run_cli, project: Path, tmp_path) -> None:
+    whole = run_cli(project, cache=True)
+    fresh = run_cli(project, "taskbot/loop.py", "-v")  # no cache: linked anew
+    reused = run_cli(project, "taskbot/loop.py", "-v", cache=True)
+    assert "stored results" in _stages(reused.stderr)
+    assert reused.stdout == fresh.stdout and reused.stdout != whole.stdout
+    assert "taskbot/loop.py:26" in reused.stdout and "taskbot/pool.py" not in reused.stdout
+
+
+def test_results_are_stored_by_a_run_on_one_file_for_the_whole_project(run_cli, project: Path) -> None:
+    run_cli(project, "taskbot/pool.py", cache=True)
+    whole = run_cli(project, "-v", cache=True)
+    assert "stored results" in _stages(whole.stderr)
+    assert whole.stdout == run_cli(project, "-v").stdout
+
+
+def test_an_edited_file_is_a_miss(run_cli, project: Path) -> None:
+    run_cli(project, cache=True)
+    pool = project / "taskbot" / "pool.py"
+    pool.write_text(pool.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    again = run_cli(project, "-v", cache=True)
+    assert "link" in _stages(again.stderr)
+    assert again.stdout == run_cli(project, "-v").stdout
+
+
+def test_other_rules_or_settings_are_a_miss(run_cli, project: Path) -> None:
+    run_cli(project, cache=True)
+    only_parses = run_cli(project, "--select", "DL201", "-v", cache=True)
+    assert "link" in _stages(only_parses.stderr)
+    assert "DL101" not in only_parses.stdout and "DL201" in only_parses.stdout
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[tool.dispatchlint]\nignore = ["DL101"]\n')
+    ignored = run_cli(project, "-v", cache=True)
+    assert "link" in _stages(ignored.stderr) and "DL101" not in ignored.stdout
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "not json",
+        json.dumps({"@": "ProjectResults", "findings": [], "parse_errors": [], "unknown_codes": []}),
+        json.dumps(
+            {"@": "ProjectResults", "findings": [], "parse_errors": [], "unknown_codes": [], "unresolved_settings": 3}
+        ),
+    ],
+    ids=["not-json", "missing-field", "wrong-type"],
+)
+def test_a_malformed_entry_is_a_miss(run_cli, project: Path, tmp_path: Path, entry: str) -> None:
+    first = run_cli(project, "-v", cache=True)
+    [stored] = _entries(tmp_path)
+    stored.write_text(entry, encoding="utf-8")
+    again = run_cli(project, "-v", cache=True)
+    assert "link" in _stages(again.stderr) and again.stdout == first.stdout
+    assert "stored results" in _stages(run_cli(project, "-v", cache=True).stderr)  # replaced by a valid entry
+
+
+def test_runs_that_need_the_linked_project_never_reuse_results(run_cli, project: Path) -> None:
+    run_cli(project, cache=True)
+    for args in (["--output-format", "json"], ["--diff"], ["--graph"]):
+        result = run_cli(project, "-v", *args, cache=True)
+        assert "link" in _stages(result.stderr), args
