@@ -8,10 +8,12 @@ Each tree is copied to a temporary folder (a checkout is only read), then measur
 - libcst floor: ``libcst.parse_module`` of every file once, on ``--jobs`` processes;
 - ``ast`` floor: ``ast.parse`` of every file once, on one process;
 - ``ruff check --no-cache`` on the tree (skipped, with a message, when ruff is not installed);
-- dispatchlint cold (``--no-cache``) on ``--jobs`` processes and on one, warm (the cache filled), and one file
-  named on the command line with a warm cache;
-- files parsed per stage (from ``-v``'s per-file timing: indexed, served by the cache; a check parses nothing
-  for its fixes) and the peak resident memory of the largest process of the cold run.
+- dispatchlint cold (``--no-cache``) on ``--jobs`` processes and on one, with the stages after indexing;
+- warm (the cache filled): the whole project with nothing changed (the stored results answer it), one file named
+  with nothing changed, one file named after that file was edited (a commit: its facts indexed again, the
+  project linked anew), the whole project after an edit, and the JSON output (which plans every fix's edits);
+- files indexed (from ``-v``'s per-file timing; a check parses nothing for its fixes) and the peak resident
+  memory of the largest process of the cold run.
 
 ``--generated FILES`` adds a project of about that many modules made of copies of ``fixtures/example``;
 ``--lines-tree LINES`` adds a tree of about that many lines made of copies of the first ``--repo`` (for peak
@@ -109,7 +111,11 @@ class Run:
 
 def run(command: Sequence[str], cwd: Path) -> Run:
     """Run ``command``; its wall time, its stderr, and the peak RSS of the largest child waited for so far."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        "DISPATCHLINT_CACHE_DIR": str(cwd.parent / f".cache-{cwd.name}"),  # each tree starts with an empty cache
+    }
     started = time.perf_counter()
     done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -119,14 +125,20 @@ def run(command: Sequence[str], cwd: Path) -> Run:
 
 
 def dispatchlint(root: Path, *args: str) -> List[str]:
-    return [sys.executable, "-m", "dispatchlint", str(root), "--exit-zero", "--output-format", "json", *args]
+    return [sys.executable, "-m", "dispatchlint", str(root), "--exit-zero", *args]
 
 
 def parsed_counts(stderr: str) -> Tuple[int, int]:
     """(files indexed, files served by the cache), from ``-v``'s per-file timing lines."""
-    lines = [line for line in stderr.splitlines() if line.startswith("timing: ") and "files;" not in line]
-    cached = sum(1 for line in lines if line.endswith("from the cache"))
-    return len(lines) - cached, cached
+    cached = sum(1 for line in stderr.splitlines() if line.startswith("timing: ") and line.endswith("from the cache"))
+    indexed = sum(1 for line in stderr.splitlines() if line.startswith("timing: ") and ": indexed in " in line)
+    return indexed, cached
+
+
+def stages(stderr: str) -> str:
+    """The stages ``-v`` timed after indexing (link, rules, fixability; or the stored results reused)."""
+    line = next((line for line in stderr.splitlines() if line.startswith("timing: ") and " files; " in line), "")
+    return line.partition(" files; ")[2]
 
 
 def measure(name: str, root: Path, jobs: int) -> Dict[str, str]:
@@ -145,13 +157,24 @@ def measure(name: str, root: Path, jobs: int) -> Dict[str, str]:
         row["ruff --no-cache"] = "skipped (ruff not installed)"
     row[f"cold ({jobs} proc)"] = f"{cold.seconds:.2f} s"
     row["cold (1 proc)"] = f"{single.seconds:.2f} s"
-    run(dispatchlint(root), root)  # fills the cache
+    row["cold stages"] = stages(cold.stderr)
+    run(dispatchlint(root), root)  # fills the cache: every file's facts and the project's results
     warm = run(dispatchlint(root, "-v"), root)
-    row["warm"] = f"{warm.seconds:.2f} s"
+    row["warm, nothing changed"] = f"{warm.seconds:.2f} s"
     one = max(files, key=lambda path: path.stat().st_size)
-    row["one file, warm"] = f"{run(dispatchlint(one), root).seconds:.2f} s"
+    row["one file named, nothing changed"] = f"{run(dispatchlint(one), root).seconds:.2f} s"
+    with one.open("a", encoding="utf-8") as handle:  # what a commit does: one file changed, the rest cached
+        handle.write("\n# edited\n")
+    edited = run(dispatchlint(one, "-v"), root)
+    row["one file named, that file edited"] = f"{edited.seconds:.2f} s"
+    row["edited run stages"] = stages(edited.stderr)
+    with one.open("a", encoding="utf-8") as handle:
+        handle.write("# edited again\n")
+    row["warm, one file edited"] = f"{run(dispatchlint(root), root).seconds:.2f} s"
+    row["warm, JSON with fix edits"] = f"{run(dispatchlint(root, '--output-format', 'json'), root).seconds:.2f} s"
     warm_indexed, _ = parsed_counts(warm.stderr)
-    row["files parsed: cold index / warm index"] = f"{indexed} / {warm_indexed}"
+    edited_indexed, _ = parsed_counts(edited.stderr)
+    row["files indexed: cold / warm / one edited"] = f"{indexed} / {warm_indexed} / {edited_indexed}"
     return row
 
 
