@@ -87,21 +87,30 @@ def _decoder(hint: Any) -> _Decoder:
     if isinstance(hint, type) and issubclass(hint, Enum):
         return _enum_decoder(hint)
     if hint is bool:
-        return _scalar_decoder(hint, lambda data: isinstance(data, bool))
+        return _decode_bool
     if hint is int:
-        return _scalar_decoder(hint, lambda data: isinstance(data, int) and not isinstance(data, bool))
+        return _decode_int
     if hint is str:
-        return _scalar_decoder(hint, lambda data: isinstance(data, str))
+        return _decode_str
     raise TypeError(f"the facts codec does not know the type {hint!r}")
 
 
-def _scalar_decoder(hint: type, accepts: Callable[[Any], bool]) -> _Decoder:
-    def decode(data: Any) -> Any:
-        if accepts(data):
-            return data
-        raise InvalidFacts(f"{data!r} is not a {hint.__name__}")
+def _decode_bool(data: Any) -> Any:
+    if isinstance(data, bool):
+        return data
+    raise InvalidFacts(f"{data!r} is not a bool")
 
-    return decode
+
+def _decode_int(data: Any) -> Any:
+    if isinstance(data, int) and not isinstance(data, bool):
+        return data
+    raise InvalidFacts(f"{data!r} is not a int")
+
+
+def _decode_str(data: Any) -> Any:
+    if isinstance(data, str):
+        return data
+    raise InvalidFacts(f"{data!r} is not a str")
 
 
 def _enum_decoder(enum: Type[Enum]) -> _Decoder:
@@ -115,7 +124,12 @@ def _enum_decoder(enum: Type[Enum]) -> _Decoder:
 
 
 def _dataclass_decoder(cls: type) -> _Decoder:
-    # The fields' decoders are looked up on first use: a dataclass may hold its own type.
+    # The fields' decoders are looked up on first use: a dataclass may hold its own type. Every field is checked
+    # here, so the record is filled in directly: a frozen dataclass's __init__ would set each field again, and
+    # that was most of a warm run's decoding.
+    if getattr(cls, "__slots__", None) is not None or hasattr(cls, "__post_init__"):
+        raise TypeError(f"the facts codec fills in records directly, which {cls.__name__} does not allow")
+    new = object.__new__
     fields: List[Tuple[str, _Decoder]] = []
     resolved = False
 
@@ -128,12 +142,13 @@ def _dataclass_decoder(cls: type) -> _Decoder:
             raise InvalidFacts(f"not a {cls.__name__}")
         if len(data) != len(fields) + 1:
             raise InvalidFacts(f"a {cls.__name__} with missing or unknown fields")
-        values = {}
+        record = new(cls)
+        values = record.__dict__
         for name, decode_field in fields:
             if name not in data:
                 raise InvalidFacts(f"a {cls.__name__} without {name}")
             values[name] = decode_field(data[name])
-        return cls(**values)
+        return record
 
     return decode
 
