@@ -142,7 +142,7 @@ def _dataclass_decoder(cls: type) -> _Decoder:
             raise InvalidFacts(f"not a {cls.__name__}")
         if len(data) != len(fields) + 1:
             raise InvalidFacts(f"a {cls.__name__} with missing or unknown fields")
-        record = new(cls)
+        record: Any = new(cls)
         values = record.__dict__
         for name, decode_field in fields:
             if name not in data:
