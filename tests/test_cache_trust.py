@@ -17,6 +17,8 @@ from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.index import index_source
 from fixproject import copy_project
 
+#: The folder of the user's cache that holds facts.
+FACTS = f"facts-{cache._FORMAT}"
 EXAMPLE_FINDINGS = {
     ("DL201", "taskbot/builtin.py:13"),
     ("DL101", "taskbot/loop.py:26"),
@@ -54,7 +56,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_pickle_committed_to_the_repository_runs_nothing(run_cli, project: Path, tmp_path: Path) -> None:
     marker = tmp_path / "owned"
     for _, key in _keys(project):
-        for folder in (project / ".dispatchlint_cache" / key[:2], tmp_path / "user-cache" / "facts-2" / key[:2]):
+        for folder in (project / ".dispatchlint_cache" / key[:2], tmp_path / "user-cache" / FACTS / key[:2]):
             folder.mkdir(parents=True, exist_ok=True)
             for suffix in (".pickle", ".json"):
                 (folder / f"{key}{suffix}").write_bytes(pickle.dumps(_Payload(marker)))
@@ -68,7 +70,7 @@ def test_a_well_formed_entry_in_the_repository_changes_no_finding(run_cli, proje
     where the cache is read from, under its old folder or any other."""
     for source, key in _keys(project):
         text = _facts_json.dumps(_loop_without_dispatches(source))
-        for folder in (project / ".dispatchlint_cache", project / ".dispatchlint_cache" / "facts-2"):
+        for folder in (project / ".dispatchlint_cache", project / ".dispatchlint_cache" / FACTS):
             (folder / key[:2]).mkdir(parents=True, exist_ok=True)
             (folder / key[:2] / f"{key}.json").write_text(text, encoding="utf-8")
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
@@ -81,7 +83,9 @@ def test_a_well_formed_entry_in_the_repository_changes_no_finding(run_cli, proje
         lambda data: data.update(extra=[]),  # a field the facts do not have
         lambda data: data.update(dispatches="none"),  # the wrong type
         lambda data: data.update(is_package=0),  # an int is not a bool
-        lambda data: data["dispatches"][0]["span"].update({"@": "Location"}),  # another class
+        lambda data: data["dispatches"][0].update(span={"@": "Location"}),  # another class
+        lambda data: data["dispatches"][0]["span"].append(7),  # a span of five numbers
+        lambda data: data["dispatches"][0]["span"].__setitem__(0, True),  # a bool is not a line
         lambda data: data["dispatches"][0].update(kind="no-such-kind"),  # not an enum value
         lambda data: data.update({"@": "Span"}),  # not module facts at all
     ],
@@ -92,7 +96,7 @@ def test_a_malformed_entry_in_the_users_cache_is_a_miss(run_cli, project: Path, 
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
     (entry,) = [
         path
-        for path in (tmp_path / "user-cache").rglob("*.json")
+        for path in (tmp_path / "user-cache" / FACTS).rglob("*.json")
         if json.loads(path.read_text(encoding="utf-8"))["path"] == "taskbot/loop.py"
     ]
     data = json.loads(entry.read_text(encoding="utf-8"))
@@ -106,7 +110,7 @@ def test_a_malformed_entry_in_the_users_cache_is_a_miss(run_cli, project: Path, 
 def test_an_entry_of_another_file_is_a_miss(run_cli, project: Path, tmp_path: Path) -> None:
     """Facts are believed only for the file they were computed for, whatever their key."""
     keys = dict((source.relative, key) for source, key in _keys(project))
-    folder = tmp_path / "user-cache" / "facts-2" / keys["taskbot/loop.py"][:2]
+    folder = tmp_path / "user-cache" / FACTS / keys["taskbot/loop.py"][:2]
     folder.mkdir(parents=True)
     other = next(source for source, _ in _keys(project) if source.relative == "taskbot/context.py")
     (folder / f"{keys['taskbot/loop.py']}.json").write_text(_facts_json.dumps(_loop_without_dispatches(other)))
@@ -118,8 +122,8 @@ def test_a_cache_folder_others_can_write_to_is_not_used(run_cli, project: Path, 
     folder = tmp_path / "user-cache"
     folder.mkdir(mode=0o700)
     for source, key in _keys(project):
-        (folder / "facts-2" / key[:2]).mkdir(parents=True, exist_ok=True)
-        (folder / "facts-2" / key[:2] / f"{key}.json").write_text(_facts_json.dumps(_loop_without_dispatches(source)))
+        (folder / FACTS / key[:2]).mkdir(parents=True, exist_ok=True)
+        (folder / FACTS / key[:2] / f"{key}.json").write_text(_facts_json.dumps(_loop_without_dispatches(source)))
     folder.chmod(0o777)
     result = run_cli(project, "--format", "json", cache=True)
     assert result.locations() == EXAMPLE_FINDINGS and result.exit_code == 1

@@ -54,6 +54,8 @@ def loads_record(text: str, cls: Type[_Record]) -> _Record:
 
 def _encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if _all_int(type(value)):
+            return [getattr(value, name) for name, _ in _field_types(type(value))]
         encoded: Dict[str, Any] = {_TAG: type(value).__name__}
         for item in dataclasses.fields(value):
             encoded[item.name] = _encode(getattr(value, item.name))
@@ -71,6 +73,13 @@ def _encode(value: Any) -> Any:
 def _field_types(cls: type) -> Tuple[Tuple[str, Any], ...]:
     hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
     return tuple((item.name, hints[item.name]) for item in dataclasses.fields(cls))
+
+
+@lru_cache(maxsize=None)
+def _all_int(cls: type) -> bool:
+    """A record of integers only (a span): stored as the list of its values, the most frequent record by far."""
+    types = _field_types(cls)
+    return bool(types) and all(hint is int for _, hint in types)
 
 
 @lru_cache(maxsize=None)
@@ -130,6 +139,8 @@ def _dataclass_decoder(cls: type) -> _Decoder:
     if getattr(cls, "__slots__", None) is not None or hasattr(cls, "__post_init__"):
         raise TypeError(f"the facts codec fills in records directly, which {cls.__name__} does not allow")
     new = object.__new__
+    if _all_int(cls):
+        return _int_record_decoder(cls)
     fields: List[Tuple[str, _Decoder]] = []
     resolved = False
 
@@ -148,6 +159,23 @@ def _dataclass_decoder(cls: type) -> _Decoder:
             if name not in data:
                 raise InvalidFacts(f"a {cls.__name__} without {name}")
             values[name] = decode_field(data[name])
+        return record
+
+    return decode
+
+
+def _int_record_decoder(cls: type) -> _Decoder:
+    names = [name for name, _ in _field_types(cls)]
+    new = object.__new__
+
+    def decode(data: Any) -> Any:
+        if not isinstance(data, list) or len(data) != len(names):
+            raise InvalidFacts(f"not a {cls.__name__}")
+        for value in data:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InvalidFacts(f"{value!r} is not a int")
+        record: Any = new(cls)
+        record.__dict__.update(zip(names, data))
         return record
 
     return decode

@@ -47,7 +47,7 @@ _FACT_MODULES = (
     "_shapes.py",
     "cache.py",
 )
-_FORMAT = 2
+_FORMAT = 3
 #: The kind of entry that holds one file's facts.
 _FACTS = "facts"
 
