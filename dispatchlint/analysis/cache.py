@@ -29,6 +29,7 @@ from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
+from dispatchlint.analysis._parse import on_deep_stack
 from dispatchlint.analysis.discover import SkippedFile, SourceFile, read_source
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.problems import Problem, ProblemKind
@@ -66,6 +67,8 @@ def _analysis_fingerprint() -> str:
 _ANALYSIS_FINGERPRINT = _analysis_fingerprint()
 #: Below this many files to index, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 64
+#: Files a worker indexes per task: few enough to balance the workers, enough to pay for the round trip.
+_BATCH = 16
 
 
 def user_cache_folder() -> Path:
@@ -179,6 +182,11 @@ class Indexed(NamedTuple):
     warnings: List[str]
 
 
+def _index_batch(jobs: Sequence[Tuple[str, str, bool, bytes]]) -> List[Tuple[Union[ModuleFacts, Problem], float]]:
+    """A worker's share: the files indexed one after the other on one deep-stack thread."""
+    return on_deep_stack(lambda: [_index_one(job) for job in jobs])
+
+
 def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
     """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
     the seconds it took."""
@@ -254,18 +262,23 @@ def index_read(
             timings[source.relative] = None
         slots.append(cached)
     jobs_for_work = [job for _, _, job in pending]
-    computed = []
+    computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
+        batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for result in pool.map(_index_one, jobs_for_work, chunksize=16):
-                computed.append(result)
+            for batch in pool.map(_index_batch, batches):
+                computed.extend(batch)
                 if progress is not None:
                     progress(len(computed), len(jobs_for_work))
     else:
-        for job in jobs_for_work:
-            computed.append(_index_one(job))
-            if progress is not None:
-                progress(len(computed), len(jobs_for_work))
+
+        def index_all() -> None:  # on one deep-stack thread, not one per file
+            for job in jobs_for_work:
+                computed.append(_index_one(job))
+                if progress is not None:
+                    progress(len(computed), len(jobs_for_work))
+
+        on_deep_stack(index_all)
     for (slot, key, job), (facts, seconds) in zip(pending, computed):
         if timings is not None:
             timings[job[0]] = seconds
