@@ -17,6 +17,7 @@ processes.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import stat
@@ -24,8 +25,9 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
@@ -182,6 +184,19 @@ class Indexed(NamedTuple):
     warnings: List[str]
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Decoding facts makes millions of small objects that all stay alive and form no cycles: the cyclic
+    collector's passes over them, as they accumulate, were half the time of reading the cache."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _index_batch(jobs: Sequence[Tuple[str, str, bool, bytes]]) -> List[Tuple[Union[ModuleFacts, Problem], float]]:
     """A worker's share: the files indexed one after the other on one deep-stack thread."""
     return on_deep_stack(lambda: [_index_one(job) for job in jobs])
@@ -254,13 +269,14 @@ def index_read(
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
-    for source, data, key in files:
-        cached = cache.load(key, source) if cache is not None else None
-        if cached is None:
-            pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
-        elif timings is not None:
-            timings[source.relative] = None
-        slots.append(cached)
+    with _collector_paused():
+        for source, data, key in files:
+            cached = cache.load(key, source) if cache is not None else None
+            if cached is None:
+                pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
+            elif timings is not None:
+                timings[source.relative] = None
+            slots.append(cached)
     jobs_for_work = [job for _, _, job in pending]
     computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
