@@ -186,8 +186,9 @@ class Indexed(NamedTuple):
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Decoding facts makes millions of small objects that all stay alive and form no cycles: the cyclic
-    collector's passes over them, as they accumulate, were half the time of reading the cache."""
+    """Decoding facts (from the cache, or from the workers) makes millions of small objects that all stay alive
+    and form no cycles: the cyclic collector's passes over them, as they accumulate, were half the time of reading
+    the cache."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -281,7 +282,7 @@ def index_read(
     computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
         batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs) as pool, _collector_paused():  # this process only unpickles
             for batch in pool.map(_index_batch, batches):
                 computed.extend(batch)
                 if progress is not None:
