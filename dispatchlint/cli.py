@@ -366,21 +366,25 @@ def _run(options: _Options, report: _Report) -> int:
             _print_timings(results, time.perf_counter() - started)
         return results
 
-    results = run()
-    _print_notes(results, options)
+    if options.fix and not options.diff:  # --diff shows the fixes instead of writing them, as Ruff's does
+
+        def waiting(root: Path) -> None:
+            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
+
+        # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
+        with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
+            results = run()
+            _print_notes(results, options)
+            results = _fix(results, options, run)
+    else:
+        results = run()
+        _print_notes(results, options)
     if options.graph:
         cwd = Path.cwd()
         report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
         return EXIT_CLEAN
     if options.diff:
         return _diff(results, options, report)
-    if options.fix:
-
-        def waiting(root: Path) -> None:
-            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
-
-        with fix_lock([result.root for result in results], waiting) as waited:
-            results = _fix(run() if waited else results, options, run)
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(f"error: {error}", err=True)

@@ -2,9 +2,10 @@
 
 Two fixes of one project would each compute their rewrite from the files as they were, and the second to write
 would find them changed and give up (or, worse, both would write). The second waits for the first instead, and
-says so; once the first is done its own analysis is out of date, so the caller analyses again. The lock is taken
-on the folder (``flock`` on its descriptor), so nothing is written into the project, and the system releases it
-when the process ends, however it ends. Where ``flock`` does not exist (Windows) fixes are not serialised.
+says so; the caller analyses the project only once it holds the lock (an analysis made before another fix wrote
+is out of date, whether or not this run had to wait). The lock is taken on the folder (``flock`` on its
+descriptor), so nothing is written into the project, and the system releases it when the process ends, however
+it ends. Where ``flock`` does not exist (Windows) fixes are not serialised.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ except ImportError:  # pragma: no cover - Windows
 
 
 @contextmanager
-def fix_lock(roots: Sequence[Path], waiting: Callable[[Path], None]) -> Iterator[bool]:
+def fix_lock(roots: Sequence[Path], waiting: Callable[[Path], None]) -> Iterator[None]:
     """Hold the fix lock of every root (in a stable order, so two runs cannot deadlock); ``waiting(root)`` is
-    called before blocking on a root another fix holds. Yields whether it had to wait."""
+    called before blocking on a root another fix holds."""
     descriptors: List[int] = []
-    waited = False
     try:
         for root in sorted(set(roots)):
             if fcntl is None:
@@ -36,9 +36,8 @@ def fix_lock(roots: Sequence[Path], waiting: Callable[[Path], None]) -> Iterator
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 waiting(root)
-                waited = True
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield waited
+        yield
     finally:
         for descriptor in descriptors:
             os.close(descriptor)  # closing the descriptor releases its lock
