@@ -9,11 +9,13 @@ and the engine decides which subjects can be fixed.
 from __future__ import annotations
 
 import inspect
+import weakref
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.facts import ModuleFacts, Span
 from dispatchlint.analysis.link import LinkedTable, Project, Site
+from dispatchlint.analysis.link.catalog import Catalog
 from dispatchlint.findings import Applicability, Finding, FixSubject, Related, SubjectKind
 
 
@@ -106,16 +108,34 @@ _MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": 
 def mistyped_effect(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
     """The concrete effect, from the tools' own schemas: ``"5"` for `limit` reaches `_recall` as a string``
     (the most harmful of the declared non-string parameters); None when no schema says enough."""
-    best: Optional[Tuple[int, str]] = None
-    ranks = list(_MISTYPED)
+    best: Optional[Tuple[int, str, str, str]] = None
     for key, shown in tools:
-        for _, schema in project.catalog.schemas.get(key or "", []):
+        found = _most_harmful(project, key or "")
+        if found is not None and (best is None or found[0] < best[0]):
+            best = (found[0], found[1], key or "", shown)
+    if best is None:
+        return None
+    rank, name, key, shown = best
+    return f"`{_MISTYPED[_RANKS[rank]]}` for `{name}` reaches {shown or f'tool `{key}`'} as a string"
+
+
+_RANKS = list(_MISTYPED)
+#: Per linked project (its catalog), per tool: the rank and name of its most harmful non-string parameter (a
+#: tool's schemas are read once, however many of its sites are reported).
+_HARMFUL: "weakref.WeakKeyDictionary[Catalog, Dict[str, Optional[Tuple[int, str]]]]" = weakref.WeakKeyDictionary()
+
+
+def _most_harmful(project: Project, key: str) -> Optional[Tuple[int, str]]:
+    known = _HARMFUL.setdefault(project.catalog, {})
+    if key not in known:
+        best: Optional[Tuple[int, str]] = None
+        for _, schema in project.catalog.schemas.get(key, []):
             for name, types in schema.properties:
                 declared = [t for t in types if t in _MISTYPED]
                 if not declared or "string" in types:
                     continue
-                rank = min(ranks.index(t) for t in declared)
+                rank = min(_RANKS.index(t) for t in declared)
                 if best is None or rank < best[0]:
-                    example = _MISTYPED[ranks[rank]]
-                    best = (rank, f"`{example}` for `{name}` reaches {shown or f'tool `{key}`'} as a string")
-    return best[1] if best else None
+                    best = (rank, name)
+        known[key] = best
+    return known[key]
