@@ -240,7 +240,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     if cache is not None and options.reuse_results:
         rules = [rule.code for rule in plan.rules]
         key = results_key(plan.root, plan.config, rules, read.files, read.problems)
-    results = load_results(cache, key) if cache is not None and key is not None else None
+    results = load_results(cache, plan.root, key) if cache is not None and key is not None else None
     project: Optional[Project] = None
     fixability: Optional[Fixability] = None
     if results is not None:
@@ -276,7 +276,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
             tuple(unresolved_settings(project)),
         )
         if cache is not None and key is not None and not indexed.problems:  # a failed file is indexed again
-            store_results(cache, key, results)
+            store_results(cache, plan.root, key, results)
         stages = (
             ("link", linked - started),
             ("rules", checked - linked),

@@ -8,8 +8,10 @@ same thing, whatever paths it reports on: the results are stored before they are
 about, and are narrowed again on every run.
 
 Entries live beside the facts, in the user's private cache folder, as JSON validated field by field like the facts
-(a malformed or foreign entry is a miss). A run whose caller needs the linked project itself (``--fix``,
-``--diff``, ``--graph``, the machine formats' fix edits) never reads them.
+(a malformed or foreign entry is a miss). Each project root has one entry, which the next run that links the
+project replaces: the results of a state the project has left are never wanted again, and keeping them would
+grow the cache by a project's findings on every edit. A run whose caller needs the linked project itself
+(``--fix``, ``--diff``, ``--graph``, the machine formats' fix edits) never reads them.
 """
 
 from __future__ import annotations
@@ -74,16 +76,30 @@ def results_key(
     return digest.hexdigest()
 
 
-def load_results(cache: FactsCache, key: str) -> Optional[ProjectResults]:
-    """The results stored under ``key``, or None (none, or an entry that is not exactly valid results)."""
-    text = cache.read(_RESULTS, key)
+@dataclass(frozen=True)
+class StoredResults:
+    """A project root's entry: its last results and the key they were found under."""
+
+    key: str
+    results: ProjectResults
+
+
+def load_results(cache: FactsCache, root: Path, key: str) -> Optional[ProjectResults]:
+    """The results of ``root`` found under ``key``, or None (none, results of another state of the project, or
+    an entry that is not exactly valid results)."""
+    text = cache.read(_RESULTS, _slot(root))
     if text is None:
         return None
     try:
-        return _facts_json.loads_record(text, ProjectResults)
+        stored = _facts_json.loads_record(text, StoredResults)
     except _facts_json.InvalidFacts:
         return None
+    return stored.results if stored.key == key else None
 
 
-def store_results(cache: FactsCache, key: str, results: ProjectResults) -> None:
-    cache.write(_RESULTS, key, _facts_json.dumps(results))
+def store_results(cache: FactsCache, root: Path, key: str, results: ProjectResults) -> None:
+    cache.write(_RESULTS, _slot(root), _facts_json.dumps(StoredResults(key, results)))
+
+
+def _slot(root: Path) -> str:
+    return hashlib.sha256(str(root).encode("utf-8", errors="surrogatepass")).hexdigest()

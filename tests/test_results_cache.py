@@ -73,24 +73,42 @@ def test_other_rules_or_settings_are_a_miss(run_cli, project: Path) -> None:
     assert "link" in _stages(ignored.stderr) and "DL101" not in ignored.stdout
 
 
-@pytest.mark.parametrize(
-    "entry",
-    [
-        "not json",
-        json.dumps({"@": "ProjectResults", "findings": [], "parse_errors": [], "unknown_codes": []}),
-        json.dumps(
-            {"@": "ProjectResults", "findings": [], "parse_errors": [], "unknown_codes": [], "unresolved_settings": 3}
-        ),
-    ],
-    ids=["not-json", "missing-field", "wrong-type"],
-)
-def test_a_malformed_entry_is_a_miss(run_cli, project: Path, tmp_path: Path, entry: str) -> None:
+def _without_unresolved(results: dict) -> None:
+    results.pop("unresolved_settings")
+
+
+def _unresolved_as_number(results: dict) -> None:
+    results["unresolved_settings"] = 3
+
+
+def _finding_as_text(results: dict) -> None:
+    results["findings"][0] = "DL101"
+
+
+@pytest.mark.parametrize("damage", [_without_unresolved, _unresolved_as_number, _finding_as_text, None])
+def test_a_malformed_entry_is_a_miss(run_cli, project: Path, tmp_path: Path, damage) -> None:
     first = run_cli(project, "-v", cache=True)
     [stored] = _entries(tmp_path)
-    stored.write_text(entry, encoding="utf-8")
+    if damage is None:
+        stored.write_text("not json", encoding="utf-8")
+    else:
+        entry = json.loads(stored.read_text(encoding="utf-8"))
+        damage(entry["results"])
+        stored.write_text(json.dumps(entry), encoding="utf-8")
     again = run_cli(project, "-v", cache=True)
     assert "link" in _stages(again.stderr) and again.stdout == first.stdout
     assert "stored results" in _stages(run_cli(project, "-v", cache=True).stderr)  # replaced by a valid entry
+
+
+def test_a_project_keeps_one_entry_for_its_latest_state(run_cli, project: Path, tmp_path: Path) -> None:
+    run_cli(project, cache=True)
+    pool = project / "taskbot" / "pool.py"
+    original = pool.read_bytes()
+    pool.write_bytes(original + b"\n# edited\n")
+    run_cli(project, cache=True)
+    assert len(_entries(tmp_path)) == 1
+    pool.write_bytes(original)  # back to the first state: its results were replaced, so it is linked again
+    assert "link" in _stages(run_cli(project, "-v", cache=True).stderr)
 
 
 def test_runs_that_need_the_linked_project_never_reuse_results(run_cli, project: Path) -> None:
