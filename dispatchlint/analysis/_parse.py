@@ -11,6 +11,7 @@ for that depth, so any file Python accepts is analysed, never crashed on.
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import warnings
@@ -101,3 +102,22 @@ def deep_recursion() -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(limit)
+
+
+@contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while a module is parsed and indexed.
+
+    A libcst tree is hundreds of thousands of objects per 100 KB of source, none of them in a reference cycle
+    (a node holds its children, never its parent): the collector's full passes, triggered as the tree grows,
+    traverse all of it again and again and free nothing, up to half the time of parsing a large module. What
+    the indexer frees is freed by reference counting; the collector resumes (if it ran before) when the module
+    is done.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

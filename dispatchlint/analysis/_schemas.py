@@ -9,7 +9,7 @@ constants are followed within the module.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 import libcst as cst
 
@@ -24,8 +24,8 @@ SCHEMA_KEYS = SCHEMA_ENVELOPE_KEYS
 class SchemaCollector:
     """Fed every node of a module once (by the indexer's pre-pass); collects :class:`SchemaDef` facts."""
 
-    def __init__(self, constants: Dict[str, cst.BaseExpression], span: Callable[[cst.CSTNode], Span]) -> None:
-        self.constants = constants
+    def __init__(self, literals: syn.Literals, span: Callable[[cst.CSTNode], Span]) -> None:
+        self.literals = literals
         self.span = span
         self.found: List[SchemaDef] = []
 
@@ -39,7 +39,7 @@ class SchemaCollector:
             self._schema_call(node)
 
     def _schema_dict(self, node: cst.Dict) -> None:
-        value = syn.literal_value(node, self.constants)
+        value = self.literals.value(node)
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return
         for key in SCHEMA_KEYS:
@@ -58,12 +58,12 @@ class SchemaCollector:
             if arg.keyword is None and name is None:
                 name = syn.string_value(arg.value)
             elif arg.keyword is None and parameters is None and isinstance(arg.value, (cst.Dict, cst.Name)):
-                value = syn.literal_value(arg.value, self.constants)
+                value = self.literals.value(arg.value)
                 parameters = value if isinstance(value, dict) and "properties" in value else None
             elif arg.keyword is not None and arg.keyword.value == "name":
                 name = syn.string_value(arg.value)
             elif arg.keyword is not None and arg.keyword.value in SCHEMA_KEYS:
-                parameters = syn.literal_value(arg.value, self.constants)
+                parameters = self.literals.value(arg.value)
         if name is not None and isinstance(parameters, dict) and "properties" in parameters:
             self.found.append(SchemaDef(name, syn.schema_properties(parameters), self.span(node)))
 
@@ -73,7 +73,7 @@ class SchemaCollector:
         if not isinstance(target, cst.Subscript):
             return
         tool = syn.subscript_key(target)
-        value = syn.literal_value(node.value, self.constants)
+        value = self.literals.value(node.value)
         if tool is None or not isinstance(value, dict):
             return
         for candidate in [value] + [value[key] for key in SCHEMA_KEYS if isinstance(value.get(key), dict)]:
@@ -91,7 +91,7 @@ class SchemaCollector:
             if not isinstance(element, cst.DictElement):
                 continue
             tool = syn.string_value(element.key)
-            value = syn.literal_value(element.value, self.constants)
+            value = self.literals.value(element.value)
             if tool is None or not isinstance(value, dict):
                 continue
             for candidate in [value] + [value[key] for key in SCHEMA_KEYS if isinstance(value.get(key), dict)]:

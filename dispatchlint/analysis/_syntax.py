@@ -108,34 +108,47 @@ def get_call(node: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst
     return None
 
 
-def literal_value(node: cst.BaseExpression, constants: Dict[str, cst.BaseExpression], depth: int = 0) -> Any:
-    """Evaluate a JSON-like literal (dicts, lists, strings, numbers, True/False/None, module constants).
+class Literals:
+    """The JSON-like values of a module's literals (dicts, lists, strings, numbers, True/False/None), its
+    constants followed. Parts that are not literals become ``_UNKNOWN_LITERAL`` so that the known parts can still
+    be used.
 
-    Parts that are not literals become ``_UNKNOWN_LITERAL`` so that the known parts can still be used.
+    A constant is evaluated once for each depth it is reached at, not once per path: constants built from
+    constants (``A2 = {"a": A1, "b": A1}``, and so on) cost their size, where following every reference anew costs
+    the number of paths through them, exponential in the length of the chain.
     """
-    if depth > 50:
+
+    def __init__(self, constants: Dict[str, cst.BaseExpression]) -> None:
+        self.constants = constants
+        self._constant_values: Dict[Tuple[str, int], Any] = {}
+
+    def value(self, node: cst.BaseExpression, depth: int = 0) -> Any:
+        if depth > 50:
+            return _UNKNOWN_LITERAL
+        if isinstance(node, cst.Dict):
+            result: Dict[Any, Any] = {}
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    key = string_value(element.key)
+                    if key is not None:
+                        result[key] = self.value(element.value, depth + 1)
+            return result
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return [self.value(el.value, depth + 1) for el in node.elements if isinstance(el, cst.Element)]
+        text = string_value(node)
+        if text is not None:
+            return text
+        if isinstance(node, cst.Integer):
+            return int(node.evaluated_value)
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[node.value]
+            if node.value in self.constants:
+                reached = (node.value, depth + 1)
+                if reached not in self._constant_values:
+                    self._constant_values[reached] = self.value(self.constants[node.value], depth + 1)
+                return self._constant_values[reached]
         return _UNKNOWN_LITERAL
-    if isinstance(node, cst.Dict):
-        result: Dict[Any, Any] = {}
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                key = string_value(element.key)
-                if key is not None:
-                    result[key] = literal_value(element.value, constants, depth + 1)
-        return result
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return [literal_value(el.value, constants, depth + 1) for el in node.elements if isinstance(el, cst.Element)]
-    text = string_value(node)
-    if text is not None:
-        return text
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.Name):
-        if node.value in ("True", "False", "None"):
-            return {"True": True, "False": False, "None": None}[node.value]
-        if node.value in constants:
-            return literal_value(constants[node.value], constants, depth + 1)
-    return _UNKNOWN_LITERAL
 
 
 def schema_properties(parameters: Any) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:

@@ -10,7 +10,7 @@ resolves anything across modules: names stay as written, for the linker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -18,7 +18,12 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _shapes as shp
 from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis._parse import deep_recursion, on_deep_stack, python_rejects
+from dispatchlint.analysis._parse import (
+    deep_recursion,
+    on_deep_stack,
+    python_rejects,
+    without_cycle_collection,
+)
 from dispatchlint.analysis._shapes import RUNNERS_FIRST, RUNNERS_SECOND
 from dispatchlint.analysis._names import class_schema_key
 from dispatchlint.analysis._schemas import SCHEMA_KEYS, SchemaCollector
@@ -66,7 +71,9 @@ _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads"
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
-
+_V = TypeVar("_V")
+#: What a branch-local table held for a name it did not hold.
+_ABSENT = object()
 
 
 class _Callable(NamedTuple):
@@ -104,11 +111,25 @@ class _Scope:
     #: Names declared as mappings of a class (``tool_map: dict[str, SamplingTool]``): their values' class.
     value_types: Dict[str, str] = field(default_factory=dict)
 
+    #: The writes made to ``env``, ``callables`` and ``pieces`` in each branch being walked, innermost last
+    #: (see :meth:`put`): a branch is undone from its own writes, never by copying the whole state.
+    journal: List[List[Tuple[Dict[str, Any], str, object]]] = field(default_factory=list)
+
     def child_state(self) -> Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]:
         return dict(self.env), dict(self.callables), dict(self.pieces)
 
-    def restore(self, state: Tuple[Dict[str, Flow], Dict[str, _Callable], Dict[str, str]]) -> None:
-        self.env, self.callables, self.pieces = dict(state[0]), dict(state[1]), dict(state[2])
+    def put(self, table: Dict[str, _V], name: str, value: _V) -> None:
+        """``table[name] = value`` for one of the branch-local tables (``env``, ``callables``, ``pieces``)."""
+        if self.journal:
+            self.journal[-1].append((table, name, table.get(name, _ABSENT)))
+        table[name] = value
+
+    def drop(self, table: Dict[str, _V], name: str) -> None:
+        """``table.pop(name)`` for one of the branch-local tables."""
+        if name in table:
+            if self.journal:
+                self.journal[-1].append((table, name, table[name]))
+            del table[name]
 
 
 class IndexFailure(Exception):
@@ -132,7 +153,7 @@ def _compile_then_index(path: str, module: str, is_package: bool, source: bytes)
     rejected = python_rejects(source, path)
     if rejected is not None:
         return ModuleFacts(path, module, is_package, rejected)
-    with deep_recursion():
+    with deep_recursion(), without_cycle_collection():
         return _index_accepted(path, module, is_package, source)
 
 
@@ -147,17 +168,27 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
         failure = ParseError(f"{type(error).__name__}: {error}", Span(1, 1, 1, 1), ParseErrorKind.LIBCST)
         return ModuleFacts(path, module, is_package, failure)
     try:
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        indexer = _ModuleIndexer(path, module, is_package, tree, positions)
+        code_ranges = positions(tree)
+        indexer = _ModuleIndexer(path, module, is_package, tree, code_ranges)
         indexer.run()
         facts = indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
         shapes = replace(facts.shapes, top_level_names=tuple(sorted(shp.top_level_names(tree))))
         if facts.dispatches or facts.chains or facts.json_parses:
-            shapes = replace(shapes, **shp.module_shapes(facts, shp.Nodes(tree, positions)))  # type: ignore[arg-type]
+            shapes = replace(shapes, **shp.module_shapes(facts, shp.Nodes(tree, code_ranges)))  # type: ignore[arg-type]
         return replace(facts, shapes=shapes)
     except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
         raise IndexFailure("indexing", error) from error
+
+
+def positions(tree: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """Where each node of ``tree`` starts and ends, from one code-generation pass over it.
+
+    ``MetadataWrapper.resolve(PositionProvider)`` makes that pass and then walks the whole tree once more with
+    an empty batch of visitors (libcst runs the batchable providers after the others, even when there are none),
+    a third of its time; the provider's own pass is what it returns.
+    """
+    computed = PositionProvider()._gen(MetadataWrapper(tree, unsafe_skip_copy=True))
+    return cast(Mapping[cst.CSTNode, CodeRange], computed)  # the provider computes every position eagerly
 
 
 class _ModuleIndexer:
@@ -176,6 +207,8 @@ class _ModuleIndexer:
         self.positions = positions
         self.imports: Dict[str, str] = {}
         self.constants: Dict[str, cst.BaseExpression] = {}
+        #: The values of literals, these constants followed (filled before anything is evaluated).
+        self.literals = syn.Literals(self.constants)
         self.functions: List[FunctionDef] = []
         self.classes: List[ClassDef] = []
         self.tables: List[TableDef] = []
@@ -271,7 +304,7 @@ class _ModuleIndexer:
         self.validating: Set[cst.FunctionDef] = set()
         self.rewriting: Set[cst.FunctionDef] = set()
         self.renaming: Set[cst.FunctionDef] = set()
-        schemas = SchemaCollector(self.constants, self.span)
+        schemas = SchemaCollector(self.literals, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
             node, functions = stack.pop()
@@ -359,7 +392,7 @@ class _ModuleIndexer:
         if scanned is not None and scanned[0] in scope.scans:
             # ``for tool in tools: if tool.name == name: ...``: inside, ``tool`` is the tool looked up by name.
             variable, key = scanned
-            scope.callables[variable] = _Callable(scope.scans[variable], "", self._text(key), True)
+            scope.put(scope.callables, variable, _Callable(scope.scans[variable], "", self._text(key), True))
         branches: List[Sequence[cst.CSTNode]] = [statement.body.body]
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
@@ -394,28 +427,50 @@ class _ModuleIndexer:
             self._block(statement.finalbody.body.body, scope)
 
     def _branches(self, branches: Sequence[Sequence[cst.CSTNode]], scope: _Scope, keep_original: bool) -> None:
-        """Walk alternative branches from the same state and merge what each name may hold afterwards."""
-        before = scope.child_state()
-        outcomes = []
+        """Walk alternative branches from the same state and merge what each name may hold afterwards.
+
+        Each branch is undone from the writes it made, and only the names some branch wrote are merged: the
+        cost is the branches' own, not the size of the scope (a module of a thousand names and a thousand
+        ``if`` statements)."""
+        outcomes: List[Dict[Tuple[int, str], object]] = []
+        written: Dict[Tuple[int, str], Tuple[Dict[str, Any], str]] = {}
         for branch in branches:
-            scope.restore(before)
+            scope.journal.append([])
             self._block(branch, scope)
-            outcomes.append(scope.child_state())
-        if keep_original:
-            outcomes.append(before)
-        scope.restore(before)
-        names = set().union(*(state[0] for state in outcomes))
-        for name in names:
-            options = tuple(state[0].get(name, UNKNOWN) for state in outcomes)
-            scope.env[name] = _either(options)
-        callables: Dict[str, _Callable] = {}
-        for state in outcomes:
-            for name, value in state[1].items():
-                callables.setdefault(name, value)
-        scope.callables = callables
-        scope.pieces = {
-            name: piece for name, piece in outcomes[0][2].items() if all(s[2].get(name) == piece for s in outcomes)
-        }
+            log = scope.journal.pop()
+            outcome: Dict[Tuple[int, str], object] = {}
+            for table, name, _ in log:
+                key = (id(table), name)
+                outcome[key] = table.get(name, _ABSENT)
+                written.setdefault(key, (table, name))
+            for table, name, previous in reversed(log):
+                if previous is _ABSENT:
+                    table.pop(name, None)
+                else:
+                    table[name] = previous
+            outcomes.append(outcome)
+        for key, (table, name) in written.items():
+            before = table.get(name, _ABSENT)
+            values = [outcome.get(key, before) for outcome in outcomes] + ([before] if keep_original else [])
+            if table is scope.env:
+                # a name a branch did not bind holds nothing known there
+                flows = tuple(UNKNOWN if value is _ABSENT else cast(Flow, value) for value in values)
+                scope.put(scope.env, name, _either(flows))
+            elif table is scope.callables:
+                # what any branch looked up may be called (the first branch that holds one)
+                held = next((value for value in values if value is not _ABSENT), _ABSENT)
+                self._put_or_drop(scope, scope.callables, name, held)
+            else:
+                # a parameter piece only when every branch agrees
+                agreed = values[0] if all(value == values[0] for value in values) else _ABSENT
+                self._put_or_drop(scope, scope.pieces, name, agreed)
+
+    @staticmethod
+    def _put_or_drop(scope: _Scope, table: Dict[str, Any], name: str, value: object) -> None:
+        if value is _ABSENT:
+            scope.drop(table, name)
+        else:
+            scope.put(table, name, value)
 
     def _small_statement(self, small: cst.BaseSmallStatement, scope: _Scope) -> None:
         if isinstance(small, cst.Import):
@@ -492,7 +547,7 @@ class _ModuleIndexer:
             _declare(inner, param, annotation)
         self._block(node.body.body, inner)
         if scope.kind == "function":
-            scope.env[node.name.value] = UNKNOWN
+            scope.put(scope.env, node.name.value, UNKNOWN)
             scope.nested[node.name.value] = qualname
         name_span = self.span(node.name)
         self.signatures.append((name_span, shp.signature_of(node)))
@@ -601,7 +656,7 @@ class _ModuleIndexer:
                 value = getattr(small, "value", None)
                 if not (isinstance(target, cst.Name) and target.value in SCHEMA_KEYS and value is not None):
                     continue
-                schema = syn.literal_value(value, self.constants)
+                schema = self.literals.value(value)
                 if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
                     properties = syn.schema_properties(schema)
                     self.schemas.append(SchemaDef(class_schema_key(qualname), properties, self.span(target)))
@@ -610,9 +665,9 @@ class _ModuleIndexer:
 
     def _bind_unknown(self, target: cst.BaseExpression, scope: _Scope) -> None:
         for name in pat.target_names(target):
-            scope.env[name] = UNKNOWN
-            scope.callables.pop(name, None)
-            scope.pieces.pop(name, None)
+            scope.put(scope.env, name, UNKNOWN)
+            scope.drop(scope.callables, name)
+            scope.drop(scope.pieces, name)
 
     def _assign(
         self,
@@ -634,17 +689,17 @@ class _ModuleIndexer:
         if isinstance(target, cst.Name):
             if annotation:
                 _declare(scope, name, annotation)
-            scope.env[name] = self._flow(value, scope)
+            scope.put(scope.env, name, self._flow(value, scope))
             source = self._callable_source(value, scope)
             if source is not None:
-                scope.callables[name] = source
+                scope.put(scope.callables, name, source)
             else:
-                scope.callables.pop(name, None)
+                scope.drop(scope.callables, name)
             piece = self._param_piece(value, scope)
             if piece is not None:
-                scope.pieces[name] = piece
+                scope.put(scope.pieces, name, piece)
             else:
-                scope.pieces.pop(name, None)
+                scope.drop(scope.pieces, name)
 
     def _unpack_call(self, target: cst.BaseExpression, value: cst.BaseExpression, scope: _Scope) -> None:
         """``args, error = parse(call)``: the first name holds the first item of what the call returns."""
@@ -653,7 +708,7 @@ class _ModuleIndexer:
         first = target.elements[0].value
         flow = self._flow(value, scope)
         if isinstance(first, cst.Name) and isinstance(flow, CallResult):
-            scope.env[first.value] = CallResult(flow.callee, flow.args, first_of_tuple=True)
+            scope.put(scope.env, first.value, CallResult(flow.callee, flow.args, first_of_tuple=True))
 
     def _binding(self, target: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[str], str, Optional[str]]:
         """Where an assignment target lives: (table scope or None, owner, name)."""
