@@ -165,6 +165,38 @@ from agent.registry import REGISTRY
 def warm_up():
     return REGISTRY["search"](query="ping")
 """,
+    "formatters returned by a function, fed the model's text reply": """
+def as_markdown(text):
+    return "> " + text
+
+def make_formatters():
+    return {"markdown": as_markdown}
+
+class Printer:
+    def __init__(self):
+        self.formatters = make_formatters()
+
+    def show(self, response, style):
+        return self.formatters[style](response.choices[0].message.content)
+""",
+    "a regular expression on the model's text whose groups reach no table": """
+import re
+from agent.registry import REGISTRY
+
+def grade(response, tool_name):
+    found = re.search(r"SCORE: (\\d+)", response.choices[0].message.content)
+    score = int(found.group(1)) if found else 0
+    return score, REGISTRY[tool_name](query="score")
+""",
+    "a tool's name parsed out of the model's text, its arguments not": """
+import re
+from agent.registry import REGISTRY
+
+def preview(response, defaults):
+    match = re.match(r"TOOL: (\\w+)", response.choices[0].message.content)
+    tool_name = match.group(1)
+    return REGISTRY[tool_name](**defaults)
+""",
 }
 
 
@@ -282,6 +314,36 @@ def build():
     files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/loop.py:10")}
+
+
+def test_a_tool_call_written_in_the_model_text_is_a_dispatch(tmp_path: Path, run_cli) -> None:
+    """The model writes ``TOOL: name key=value``; the name and the arguments come out of one match of its text
+    reply, and the table is the one a function returns, kept as an attribute."""
+    source = """
+import re
+from agent.registry import REGISTRY
+
+def load_tools():
+    return REGISTRY
+
+class TextAgent:
+    def __init__(self, client):
+        self.client = client
+        self.tools = load_tools()
+
+    def step(self, messages):
+        reply = self.client.chat.completions.create(model="m", messages=messages).choices[0].message.content
+        match = re.search(r"TOOL: (\\w+) (\\w+)=(.*)", reply)
+        if match:
+            tool_name, key, value = match.group(1), match.group(2), match.group(3)
+            kwargs = {}
+            kwargs[key] = value.strip()
+            return self.tools[tool_name](**kwargs)
+"""
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/text.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/text.py:20")}
+    assert result.exit_code == 1
 
 
 def test_match_statement_on_the_tool_name_is_a_chain(tmp_path: Path, run_cli) -> None:

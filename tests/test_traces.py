@@ -44,6 +44,19 @@ def test_a_function_handed_on_twice_is_traced_through_both_receivers(run_cli) ->
     assert "run_timed" in messages[1] and "_timed" in messages[2]
 
 
+def test_text_protocol_trace_starts_at_the_model_reply_and_names_the_parse(run_cli) -> None:
+    findings = run_cli(FIXTURES / "text_protocol", "--format", "json", "--select", "DL102").findings()
+    trace = _finding(findings, "scribe/agent.py", 42)["trace"]
+    assert [(step["path"], step["line"]) for step in trace] == [
+        ("scribe/agent.py", 24),  # reply = response.choices[0].message.content
+        ("scribe/agent.py", 27),  # self._execute_tool_call(line)
+        ("scribe/agent.py", 31),  # match = re.match(r"(\w+)\((.*)\)", tool_call)
+        ("scribe/agent.py", 42),  # self.tools[tool_name](**kwargs)
+    ]
+    assert "text reply" in trace[0]["message"] and "_execute_tool_call" in trace[1]["message"]
+    assert "parsed" in trace[2]["message"] and trace[-1]["message"].startswith("sink:")
+
+
 def test_handrolled_parse_trace_names_the_tool_the_gate_and_the_parse(run_cli) -> None:
     findings = run_cli(FIXTURES / "example", "--format", "json").findings()
     trace = _finding(findings, "taskbot/builtin.py", 13)["trace"]

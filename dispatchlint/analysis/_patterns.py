@@ -22,6 +22,48 @@ def reads_properties(node: cst.CSTNode) -> bool:
     return pair is not None and syn.string_value(pair[1]) == "properties"
 
 
+def reads_model_text(node: cst.CSTNode) -> bool:
+    """The text of a model's reply: ``response.choices[0].message.content`` (``["message"]["content"]``),
+    ``response.content[0].text``, ``response.output_text``."""
+    if isinstance(node, cst.Attribute):
+        attribute, inner = node.attr.value, node.value
+        if attribute == "content":
+            return isinstance(inner, cst.Attribute) and inner.attr.value == "message"
+        if attribute == "text":
+            return (
+                isinstance(inner, cst.Subscript)
+                and isinstance(inner.value, cst.Attribute)
+                and inner.value.attr.value == "content"
+            )
+        return attribute == "output_text" and syn.dotted_name(inner) not in ("self", "cls")
+    if isinstance(node, cst.Subscript) and syn.subscript_key(node) == "content":
+        return isinstance(node.value, cst.Subscript) and syn.subscript_key(node.value) == "message"
+    return False
+
+
+#: ``re`` functions that match a pattern against their second argument (a compiled pattern's methods take the
+#: text first).
+REGEX_MATCHES = frozenset({"match", "search", "fullmatch"})
+#: Methods that take a piece out of a string or a match without changing where it comes from.
+TEXT_PIECES = frozenset(
+    {
+        "group",
+        "groups",
+        "groupdict",
+        "split",
+        "rsplit",
+        "splitlines",
+        "partition",
+        "rpartition",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "removeprefix",
+        "removesuffix",
+    }
+)
+
+
 _CONVERSIONS = frozenset({"int", "float", "bool", "str", "list", "dict", "loads", "literal_eval"})
 
 

@@ -22,6 +22,8 @@ RAW_ARGUMENT_METHODS = frozenset({"args_as_dict", "args_as_json_str"})
 #: Names that, as a dispatch key, say "this is a tool's name".
 _TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})
 
+#: Calls that read a key by name: ``call.get("name")``, a match's ``found.group("name")``.
+_KEY_READS = frozenset({"get", "group"})
 _UNKNOWN_LITERAL = object()
 
 
@@ -68,7 +70,7 @@ def is_tool_name_key(node: cst.BaseExpression) -> bool:
         word = node.attr.value
     elif isinstance(node, cst.Subscript):
         word = subscript_key(node)
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _KEY_READS:
         word = string_value(node.args[0].value) if node.args else None
     if word is None:
         return False

@@ -75,11 +75,30 @@ class Either:
 
 
 @dataclass(frozen=True)
+class ModelText:
+    """The value is (a piece of) the model's text reply (``response.choices[0].message.content``). Not the
+    arguments of a tool call: only a tool call written in the text (``TOOL: search(query="x")``), its name and
+    its arguments parsed out of it by the same :class:`Parsed`, makes it a source."""
+
+    #: Where the reply is read (the start of a finding's trace); not part of the value's identity.
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The value is a piece of ``text`` taken apart by one regular-expression match (``at``: where it is made,
+    the parse's identity), then by its groups, splits and the mapping filled from them."""
+
+    text: "Flow"
+    at: Span
+
+
+@dataclass(frozen=True)
 class Unknown:
     """Nothing can be said."""
 
 
-Flow = Union[Raw, Param, CallResult, Either, Unknown]
+Flow = Union[Raw, Param, CallResult, Either, ModelText, Parsed, Unknown]
 UNKNOWN = Unknown()
 
 
@@ -120,6 +139,10 @@ class Entry:
     key: Optional[str]
     value: ValueRef
     span: Span
+
+
+#: The name a table literal built in a ``return`` statement is known by (``return {"search": SearchTool()}``).
+RETURNED_TABLE = "<return>"
 
 
 @dataclass(frozen=True)
@@ -217,6 +240,8 @@ class Dispatch:
     object_type: str = ""
     #: The runner, method or attribute of ``kind`` (``submit``, ``call``, ``_run``).
     via: str = ""
+    #: The flow of the key the callable is looked up by (a tool name parsed out of the model's text, say).
+    key_flow: Flow = UNKNOWN
 
 
 @dataclass(frozen=True)

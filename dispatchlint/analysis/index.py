@@ -45,11 +45,14 @@ from dispatchlint.analysis.facts import (
     FunctionDef,
     JsonParse,
     Lookup,
+    ModelText,
     ModuleFacts,
     NameChain,
     Param,
+    Parsed,
     ParseError,
     ParseErrorKind,
+    RETURNED_TABLE,
     Raw,
     SchemaDef,
     Shapes,
@@ -88,6 +91,8 @@ class _Callable(NamedTuple):
     constructed: str = ""
     #: The class the looked-up value is declared as (the value type of an annotated mapping).
     declared: str = ""
+    #: What the key holds (see ``Dispatch.key_flow``).
+    key_flow: Flow = UNKNOWN
 
 
 @dataclass
@@ -408,6 +413,7 @@ class _ModuleIndexer:
         if isinstance(statement, cst.For):
             self._expression(statement.iter, scope)
             self._bind_unknown(statement.target, scope)
+            self._bind_text(statement.target, self._flow(statement.iter, scope), scope)
             iterable = syn.dotted_name(statement.iter)
             if isinstance(statement.target, cst.Name) and iterable is not None:
                 scope.scans[statement.target.value] = iterable
@@ -679,6 +685,7 @@ class _ModuleIndexer:
     ) -> None:
         if isinstance(target, cst.Subscript):
             self._item_fill(target, value, scope, statement)
+            self._parsed_item(target, value, scope)
             return
         table_scope, owner, name = self._binding(target, scope)
         if name is None:
@@ -702,13 +709,22 @@ class _ModuleIndexer:
                 scope.drop(scope.pieces, name)
 
     def _unpack_call(self, target: cst.BaseExpression, value: cst.BaseExpression, scope: _Scope) -> None:
-        """``args, error = parse(call)``: the first name holds the first item of what the call returns."""
+        """``args, error = parse(call)``: the first name holds the first item of what the call returns;
+        ``key, value = item.split("=", 1)``: each name a piece of the text split."""
         if not (isinstance(target, (cst.Tuple, cst.List)) and target.elements and isinstance(value, cst.Call)):
             return
         first = target.elements[0].value
         flow = self._flow(value, scope)
         if isinstance(first, cst.Name) and isinstance(flow, CallResult):
             scope.put(scope.env, first.value, CallResult(flow.callee, flow.args, first_of_tuple=True))
+        self._bind_text(target, flow, scope)
+
+    @staticmethod
+    def _bind_text(target: cst.BaseExpression, flow: Flow, scope: _Scope) -> None:
+        """Every name of a loop's or an unpacking's target is a piece of the text the value is a piece of."""
+        if isinstance(flow, (ModelText, Parsed)):
+            for name in pat.target_names(target):
+                scope.put(scope.env, name, flow)
 
     def _binding(self, target: cst.BaseExpression, scope: _Scope) -> Tuple[Optional[str], str, Optional[str]]:
         """Where an assignment target lives: (table scope or None, owner, name)."""
@@ -826,6 +842,16 @@ class _ModuleIndexer:
                 span=span,
             )
         )
+
+    def _parsed_item(self, target: cst.Subscript, value: cst.BaseExpression, scope: _Scope) -> None:
+        """``kwargs[key.strip()] = value.strip()``, key and value pieces of one parse: the mapping is filled
+        from that parse (the arguments of a tool call written in text)."""
+        index = syn.subscript_index(target)
+        if not isinstance(target.value, cst.Name) or index is None:
+            return
+        key, stored = self._flow(index, scope), self._flow(value, scope)
+        if isinstance(key, Parsed) and key == stored:
+            scope.put(scope.env, target.value.value, key)
 
     def _update_fill(self, call: cst.Call, scope: _Scope) -> None:
         table = syn.dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
@@ -989,6 +1015,7 @@ class _ModuleIndexer:
                 source.constructed,
                 source.declared,
                 via,
+                source.key_flow,
             )
         )
 
@@ -1039,14 +1066,20 @@ class _ModuleIndexer:
             key = syn.subscript_index(expression)
             if table is not None and key is not None and syn.string_value(key) is None:
                 declared = scope.value_types.get(table, "")
-                return _Callable(table, "", self._text(key), syn.is_tool_name_key(key), declared=declared)
+                key_flow = self._flow(key, scope)
+                return _Callable(
+                    table, "", self._text(key), syn.is_tool_name_key(key), declared=declared, key_flow=key_flow
+                )
             return None
         pair = syn.get_call(expression)
         if pair is not None:
             table = _table_expression(pair[0])
             if table is not None and syn.string_value(pair[1]) is None:
                 declared = scope.value_types.get(table, "")
-                return _Callable(table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]), declared=declared)
+                key_flow = self._flow(pair[1], scope)
+                return _Callable(
+                    table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]), declared=declared, key_flow=key_flow
+                )
             return None
         if isinstance(expression, cst.Name):
             return scope.callables.get(expression.value)
@@ -1100,10 +1133,14 @@ class _ModuleIndexer:
             base = syn.dotted_name(node.value)
             if node.attr.value in syn.RAW_ARGUMENT_FIELDS and base not in ("self", "cls"):
                 return Raw(f".{node.attr.value}", self.span(node))
+            if pat.reads_model_text(node):
+                return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Subscript):
             if syn.subscript_key(node) in syn.RAW_ARGUMENT_FIELDS:
                 return Raw(f"[{syn.subscript_key(node)!r}]", self.span(node))
+            if pat.reads_model_text(node):
+                return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in syn.RAW_ARGUMENT_METHODS:
@@ -1130,7 +1167,12 @@ class _ModuleIndexer:
             options = inner.options if isinstance(inner, Either) else (inner,)  # json.loads(raw or "{}")
             if any(isinstance(o, Raw) or (isinstance(o, Param) and o.name in syn.ARGS_NAMES) for o in options):
                 return Raw("arguments", self.span(node))
+            if isinstance(inner, Parsed):  # json.loads(match.group(2)): still a piece of that parse
+                return Either((Raw(WEAK_JSON, self.span(node)), inner))
             return Raw(WEAK_JSON, self.span(node))
+        text = self._text_flow(node, scope, depth)
+        if text is not None:
+            return text
         pair = syn.get_call(node)
         if pair is not None:
             key = syn.string_value(pair[1])
@@ -1145,6 +1187,38 @@ class _ModuleIndexer:
             return _piece_of(self._flow(node.func.value, scope, depth + 1))
         args = tuple(self._flow(arg.value, scope, depth + 1) for arg in node.args)
         return CallResult(callee, args)
+
+    def _text_flow(self, node: cst.Call, scope: _Scope, depth: int) -> Optional[Flow]:
+        """A regular-expression match of a text (a new :class:`Parsed`), or a piece of a text or of a match
+        (``line.split("TOOL:")[1].strip()``, ``match.group(1)``); None for any other call."""
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method in pat.TEXT_PIECES:
+            receiver = self._flow(func.value, scope, depth + 1)
+            return receiver if isinstance(receiver, (ModelText, Parsed)) else None
+        if method not in pat.REGEX_MATCHES:
+            return None
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if self.resolve_local(syn.dotted_name(func.value) or "") == "re":
+            text_at = 1
+        elif self._compiled_pattern(func.value):
+            text_at = 0
+        else:
+            return None
+        if len(positional) <= text_at:
+            return None
+        text = self._flow(positional[text_at], scope, depth + 1)
+        if isinstance(text, (ModelText, Param, Parsed)):
+            return Parsed(text, self.span(node))
+        return None
+
+    def _compiled_pattern(self, node: cst.BaseExpression) -> bool:
+        """``re.compile(...)``, written here or as a module constant (``TOOL_LINE = re.compile(...)``)."""
+        if isinstance(node, cst.Name):
+            node = self.constants.get(node.value, node)
+        return isinstance(node, cst.Call) and self.resolve_local(syn.dotted_name(node.func) or "") == "re.compile"
 
     def _param_piece(self, node: cst.BaseExpression, scope: _Scope) -> Optional[str]:
         """The tool parameter an expression reads: a named parameter, ``args["p"]``, ``args.get("p")``."""
@@ -1321,10 +1395,6 @@ def _declare(scope: _Scope, name: str, annotation: str) -> None:
             kinds.pop(name, None)
 
 
-#: The name a table literal built in a ``return`` statement is known by (``return {"search": SearchTool()}``).
-RETURNED_TABLE = "<return>"
-
-
 def _table_expression(node: cst.BaseExpression) -> Optional[str]:
     """A table as written: a dotted name, or ``f()`` for what a call without arguments returns
     (``self._get_tools()[name]``)."""
@@ -1349,5 +1419,6 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
 
 
 def _piece_of(flow: Flow) -> Flow:
-    """A piece of the arguments is as raw (or as guarded) as the arguments themselves."""
-    return flow if isinstance(flow, (Raw, Param, CallResult, Either)) else UNKNOWN
+    """A piece of the arguments is as raw (or as guarded) as the arguments themselves; a piece of a text, or of
+    a parse of it, is a piece of that text."""
+    return flow if isinstance(flow, (Raw, Param, CallResult, Either, ModelText, Parsed)) else UNKNOWN

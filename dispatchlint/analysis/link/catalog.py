@@ -388,11 +388,14 @@ class Catalog:
         if found_alias is None or depth > 2:
             return []
         alias, module = found_alias
-        if alias.target.kind == ValueKind.CALL:  # REGISTRY = ToolRegistry(): what the registry's lookups return
-            made = self.graph.resolve(
-                module, alias.target.target, alias.function, self.graph.class_of(module, alias.function)
-            )
-            return self._instance_tables(made) if made and self.graph.symbols.kind(made) == "class" else []
+        if alias.target.kind == ValueKind.CALL:
+            class_name = self.graph.class_of(module, alias.function)
+            made = self.graph.resolve(module, alias.target.target, alias.function, class_name)
+            if made and self.graph.symbols.kind(made) == "class":  # REGISTRY = ToolRegistry(): its lookups' tables
+                return self._instance_tables(made)
+            # self.tools = create_tools(engine): the table the function builds and returns
+            returned = self.graph.returned_symbols(module, alias.target.target, alias.function, class_name)
+            return [table for name in returned for table in self._tables_at(name, depth + 1)]
         if alias.target.kind != ValueKind.PARAM or not alias.function:
             return []
         function = f"{module.module}.{alias.function}"

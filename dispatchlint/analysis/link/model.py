@@ -21,6 +21,7 @@ from dispatchlint.analysis.facts import (
     ModuleFacts,
     NameChain,
     Param,
+    RETURNED_TABLE,
     Raw,
     SiteKind,
     Span,
@@ -139,6 +140,8 @@ class LinkedTable:
     @property
     def display_name(self) -> str:
         definition = self.definition
+        if definition.name == RETURNED_TABLE:  # built in a ``return``: known by the call that returns it
+            return f"{display_function(definition.owner)}()"
         if definition.scope in ("class", "instance"):
             return f"{definition.owner}.{definition.name}"
         return definition.name

@@ -118,6 +118,8 @@ class Dispatches:
                     verdict = (
                         GATED if guarded_table else self.taint.site_verdict(module, dispatch.function, dispatch.args)
                     )
+                    if verdict in (UNKNOWN, RAW_WEAK) and self._text_tool_call(module, dispatch, table):
+                        verdict = RAW
                     bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
                     sites.append(self._site(module, called, tool_like, verdict, table=table, bypasses=bypasses))
             for chain in module.chains:
@@ -140,6 +142,13 @@ class Dispatches:
             )
             for site in sites
         ]
+
+    def _text_tool_call(self, module: ModuleFacts, dispatch: Dispatch, table: LinkedTable) -> bool:
+        """A tool call the model wrote in its text reply, run from a table of project functions: its name and
+        its arguments parsed out of the text together (``self.tools[name](**kwargs)``, both from one match)."""
+        return any(entry.executors for entry in table.entries) and self.taint.parsed_tool_call(
+            module, dispatch.function, dispatch.key_flow, dispatch.args
+        )
 
     def _declared_object_site(self, module: ModuleFacts, dispatch: Dispatch) -> Optional[Site]:
         """A method of an object looked up in a mapping declared to hold a class (``tool_map: dict[str,

@@ -14,8 +14,10 @@ from dispatchlint.analysis.facts import (
     CallResult,
     Either,
     Flow,
+    ModelText,
     ModuleFacts,
     Param,
+    Parsed,
     Raw,
     Span,
 )
@@ -48,6 +50,8 @@ class Taint:
         self.gates = gates
         #: The summary of each parameter: ``(function, parameter) -> verdict``, filled on first use.
         self._verdicts: Dict[Tuple[str, str], Verdict] = {}
+        #: Whether some caller hands a parameter the model's text reply: ``(function, parameter) -> bool``.
+        self._texts: Dict[Tuple[str, str], bool] = {}
 
     # ------------------------------------------------------------------------------------------ verdicts
 
@@ -124,6 +128,50 @@ class Taint:
     def site_verdict(self, module: ModuleFacts, function: str, flows: Sequence[Flow]) -> Verdict:
         return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
 
+    # ------------------------------------------------------------------------------------------ text protocols
+
+    def parsed_tool_call(self, module: ModuleFacts, function: str, key: Flow, flows: Sequence[Flow]) -> bool:
+        """A tool call the model wrote as text (``TOOL: search(query="x")``): the tool's name (``key``) and
+        the arguments handed over come out of one parse of the model's text reply."""
+        if not isinstance(key, Parsed) or not self.is_model_text(key.text, module, function, 0):
+            return False
+        return any(key in (flow.options if isinstance(flow, Either) else (flow,)) for flow in flows)
+
+    def is_model_text(self, flow: Flow, module: ModuleFacts, function: str, depth: int) -> bool:
+        """The value is the model's text reply, read here or handed in by some caller."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(flow, ModelText):
+            return True
+        if isinstance(flow, Parsed):
+            return self.is_model_text(flow.text, module, function, depth + 1)
+        if isinstance(flow, Either):
+            return any(self.is_model_text(option, module, function, depth) for option in flow.options)
+        if not isinstance(flow, Param):
+            return False
+        qualified = f"{module.module}.{flow.function}"
+        memo_key = (qualified, flow.name)
+        if memo_key not in self._texts:
+            self._texts[memo_key] = False  # a cycle of calls says nothing
+            self._texts[memo_key] = any(
+                read is not None and self.is_model_text(read, read_module, read_function, depth + 1)
+                for read, read_module, read_function in self._passed_reads(qualified, flow.name)
+            )
+        return self._texts[memo_key]
+
+    def _passed_reads(self, qualified: str, parameter: str) -> List[Tuple[Optional[Flow], ModuleFacts, str]]:
+        """What each invocation of a function passes for ``parameter``, and where that is read."""
+        found = self.graph.function(qualified)
+        if found is None:
+            return []
+        definition = found[1]
+        reads = []
+        for invocation in self.graph.invocations(qualified, definition):
+            bound = bind(invocation.call, definition, parameter)
+            if bound is not None:
+                reads.append(invocation.where_read(bound))
+        return reads
+
     # ------------------------------------------------------------------------------------------ traces
 
     def trace(self, site: Site, sink: str) -> Tuple[Step, ...]:
@@ -161,6 +209,10 @@ class Taint:
             return []
         if isinstance(flow, Param):
             return self._explain_param(module, flow, depth, seen)
+        if isinstance(flow, Parsed):
+            path = self._explain_text(flow.text, module, function, depth + 1, seen)
+            parse = Step(module.path, flow.at, "parsed into the tool's name and its arguments")
+            return path + [parse] if path else []
         if isinstance(flow, CallResult) and not self.gates.is_gate_callee(module, flow.callee, function):
             for argument in flow.args:
                 path = self._explain(argument, module, function, depth + 1, seen)
@@ -192,6 +244,44 @@ class Taint:
                     for hop in invocation.context
                 ]
                 return before + hops + [step]
+            return before + [step]
+        return []
+
+    def _explain_text(
+        self, flow: Flow, module: ModuleFacts, function: str, depth: int, seen: Set[Tuple[str, str]]
+    ) -> List[Step]:
+        """Steps from the model's text reply to ``flow`` (empty when it is not that text)."""
+        if depth > MAX_DEPTH:
+            return []
+        if isinstance(flow, ModelText):
+            where = flow.span or self._function_span(module, function)
+            return [Step(module.path, where, "source: the model's text reply, a tool call written in it")]
+        if isinstance(flow, Parsed):
+            return self._explain_text(flow.text, module, function, depth + 1, seen)
+        if isinstance(flow, Either):
+            for option in flow.options:
+                path = self._explain_text(option, module, function, depth, seen)
+                if path:
+                    return path
+            return []
+        if not isinstance(flow, Param):
+            return []
+        qualified = f"{module.module}.{flow.function}"
+        found = self.graph.function(qualified)
+        if found is None or (qualified, flow.name) in seen:
+            return []
+        seen.add((qualified, flow.name))
+        for invocation in self.graph.invocations(qualified, found[1]):
+            bound = bind(invocation.call, found[1], flow.name)
+            read, read_module, read_function = invocation.where_read(bound) if bound is not None else (None, module, "")
+            if read is None or not self.is_model_text(read, read_module, read_function, depth + 1):
+                continue
+            before = self._explain_text(read, read_module, read_function, depth + 1, seen)
+            step = Step(
+                invocation.module.path,
+                invocation.call.span,
+                f"passed to {described(flow.function)} as `{flow.name}`",
+            )
             return before + [step]
         return []
 
