@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import write_project
+from conftest import FIXTURES, write_project
 
 GATE = """
 import json
@@ -344,6 +345,26 @@ class TextAgent:
     result = run_cli(write_project(tmp_path, files), "--format", "json")
     assert result.locations() == {("DL101", "agent/text.py:20")}
     assert result.exit_code == 1
+
+
+def test_a_gate_repairs_only_its_own_part_of_a_collection_of_apps(tmp_path: Path, run_cli) -> None:
+    """Each app of a collection is a part of its own: an app without a gate is ungated (DL102), not
+    inconsistent with another app's gate (DL101), until it imports from that app."""
+    collection = FIXTURES / "app_collection"
+    default = run_cli(collection, "--format", "json")
+    assert default.locations() == {("DL101", "examples/run_kit.py:18"), ("DL101", "research_agent/app.py:21")}
+    project = tmp_path / "collection"
+    shutil.copytree(collection, project)
+    agent = project / "text_agent" / "text_agent.py"
+    agent.write_text(
+        agent.read_text(encoding="utf-8").replace(
+            "import re\n", "import re\n\nfrom research_agent.gate import SCHEMAS\n"
+        ),
+        encoding="utf-8",
+    )
+    joined = run_cli(project, "--format", "json", "--select", "DL101,DL102")
+    assert ("DL101", "text_agent/text_agent.py:38") in joined.locations()
+    assert not any(code == "DL102" for code, _ in joined.locations())
 
 
 def test_match_statement_on_the_tool_name_is_a_chain(tmp_path: Path, run_cli) -> None:

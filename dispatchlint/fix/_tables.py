@@ -92,7 +92,7 @@ def table_fix(context: Context, table: LinkedTable) -> Union[TableFix, str]:
     for module in modules:
         if module.module in wrappings:
             continue
-        if project.has_gate:
+        if project.gate_reaches(table.module):
             found: Union[Wrapping, str] = gate_wrapping(context, shape, module, hints)
         else:
             found = runtime_wrapping(context, module, sorted(table.keys), table.definition.span.line, shape)

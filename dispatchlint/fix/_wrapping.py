@@ -111,8 +111,9 @@ Wrapping = Union[GateWrapping, RuntimeWrapping]
 def gate_wrapping(
     context: Context, shape: CallShape, module: ModuleFacts, hints: Iterable[str]
 ) -> Union[GateWrapping, str]:
-    """Wrap with the gate that the functions in ``hints`` call (the gated paths), else the project's first gate."""
-    found = _gate(context, hints)
+    """Wrap with the gate that the functions in ``hints`` call (the gated paths), else the first gate of the
+    part of the project ``module`` belongs to."""
+    found = _gate(context, hints, module)
     if isinstance(found, str):
         return found
     gate_module, gate = found
@@ -126,7 +127,9 @@ def gate_import(context: Context, hints: Iterable[str]) -> Union[Import, str]:
     return found if isinstance(found, str) else Import(found[0].module, found[1].name)
 
 
-def _gate(context: Context, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
+def _gate(
+    context: Context, hints: Iterable[str], near: Optional[ModuleFacts] = None
+) -> Union[Tuple[ModuleFacts, FunctionDef], str]:
     project = context.project
     # Keyed by where each gate is defined (comparing the facts themselves would compare whole modules).
     by_place: Dict[Tuple[str, str], Tuple[ModuleFacts, FunctionDef]] = {}
@@ -139,7 +142,7 @@ def _gate(context: Context, hints: Iterable[str]) -> Union[Tuple[ModuleFacts, Fu
                 located = project.graph.function(resolved) if resolved else None
                 if located is not None:
                     by_place.setdefault((located[0].path, located[1].qualname), located)
-    for found in project.gates.gate_locations(top_level_only=True):
+    for found in project.gates.gate_locations(top_level_only=True, near=near):
         by_place.setdefault((found[0].path, found[1].qualname), found)
     candidates = list(by_place.values())
     usable = [found for found in candidates if _takes_name_and_arguments(found[1])]

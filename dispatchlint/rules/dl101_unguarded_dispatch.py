@@ -69,8 +69,10 @@ class UnguardedDispatch(Rule):
     """## What it does
     Reports a call that runs a tool from an executor table (or from an arm of an if/elif chain on the tool
     name, or a registered tool's executor called by name) with the model's arguments as they arrived, in a
-    project that repairs arguments in a gate (`coerce_tool_args` by default) on its other paths. Reaching past a
-    tool object's own validation (`tool.func(...)`, `tool._run(...)`) is reported too, gate or not.
+    project that repairs arguments in a gate (`coerce_tool_args` by default) on its other paths; a part of the
+    project that shares no import, package or folder with the gate's (another app of a collection) is not
+    reached by it (see DL102). Reaching past a tool object's own validation (`tool.func(...)`, `tool._run(...)`)
+    is reported too, gate or not.
 
     ## Why is this bad?
     Models send arrays as JSON strings, `"42"` for 42, `"true"` for true, one value where a list is declared.
@@ -176,16 +178,16 @@ class UnguardedDispatch(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        gate = project.gates.gate_display()
-        gate_locations = [
-            related(module, function.span, f"gate `{function.name}`")
-            for module, function in project.gates.gate_locations()
-        ]
         reported = set()
         at = sites_by_location(project)
         for site in project.sites:
-            if not site.unguarded or not (project.has_gate or site.reaches_past):
+            if not site.unguarded or not (project.gate_reaches(site.module) or site.reaches_past):
                 continue
+            gate = project.gates.gate_display(near=site.module)
+            gate_locations = [
+                related(module, function.span, f"gate `{function.name}`")
+                for module, function in project.gates.gate_locations(near=site.module)
+            ]
             if site.kind is SiteKind.UNSEEN:
                 continue  # in a project with a gate, a callee the analysis cannot see may well be it
             if (

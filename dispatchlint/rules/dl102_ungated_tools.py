@@ -35,11 +35,13 @@ def chat(response):
 
 class UngatedTools(Rule):
     """## What it does
-    Opt-in (`--select DL102`). In a project with no gate at all (and whose tools do not validate their own
-    arguments, as a framework's tools do), reports each call that runs a tool from an executor table with the
-    model's raw arguments; the table is the related location, since the fix wraps it once. A registered
-    executor called directly with the wire-parsed arguments, and a tool's name handed with them to a function
-    bound at run time (`execute_function_wrapper(name, **args)`, injected by a function registry), count too.
+    Opt-in (`--select DL102`). In code that no gate reaches (a project with no gate at all, or a part of it
+    that shares no import, package or folder with the part that has one: one app of a collection of
+    independent apps) and whose tools do not validate their own arguments, as a framework's tools do, reports
+    each call that runs a tool from an executor table with the model's raw arguments; the table is the related
+    location, since the fix wraps it once. A registered executor called directly with the wire-parsed arguments,
+    and a tool's name handed with them to a function bound at run time (`execute_function_wrapper(name,
+    **args)`, injected by a function registry), count too.
 
     ## Why is this bad?
     Nothing repairs mistyped arguments before the tools run. There is no inconsistency between paths (so DL101
@@ -85,14 +87,14 @@ class UngatedTools(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        if project.validates_tools:
-            return  # a gate, or tools that validate themselves: not an ungated project
         reported = set()
         at = sites_by_location(project)
         for table in project.dispatches.tool_tables():
             for site in project.dispatches.sites_of(table):
                 if not site.unguarded or site.reaches_past or (site.module.path, site.span) in reported:
                     continue  # a bypass of a tool's own validation is DL101's, gate or not
+                if project.validation_reaches(site.module):
+                    continue  # a gate, or tools that validate themselves: not ungated code
                 reported.add((site.module.path, site.span))
                 called = f"{table.display_name}[{site.key}]" + (f".{site.method}(...)" if site.method else "")
                 remedy = (
@@ -107,7 +109,7 @@ class UngatedTools(Rule):
                 yield self.finding(
                     site.module,
                     site.span,
-                    f"{effect}: `{called}` runs {where} and the project has no gate; {remedy}",
+                    f"{effect}: `{called}` runs {where} and {_no_gate(project)}; {remedy}",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
                     project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
                     table_subject(table),
@@ -119,7 +121,11 @@ class UngatedTools(Rule):
                     ],
                 )
         for call_site in project.sites:
-            if isinstance(call_site, CallSite) and call_site.unguarded:
+            if (
+                isinstance(call_site, CallSite)
+                and call_site.unguarded
+                and not project.validation_reaches(call_site.module)
+            ):
                 yield self.finding(
                     call_site.module,
                     call_site.span,
@@ -134,8 +140,13 @@ class UngatedTools(Rule):
         if site.kind is SiteKind.DIRECT:
             effect = mistyped_effect(project, [(site.key, f"tool `{site.key}`")])
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
-            return f"{effect}: its executor is called directly {where} and the project has no gate; {remedy}"
+            return f"{effect}: its executor is called directly {where} and {_no_gate(project)}; {remedy}"
         return (
             f"the model's raw arguments reach the tool named by `{site.key}`: they are handed {where} to a function "
-            f"bound at run time, and the project has no gate; {remedy}"
+            f"bound at run time, and {_no_gate(project)}; {remedy}"
         )
+
+
+def _no_gate(project: Project) -> str:
+    """Why no gate repairs the arguments: there is none, or none in this part of the project."""
+    return "no gate of the project reaches that code" if project.has_gate else "the project has no gate"

@@ -106,8 +106,10 @@ class HandrolledJsonParse(Rule):
         if not project.has_gate:
             return
         tools = project.dispatches.executor_tools()
-        gate = project.gates.gate_display()
         for module in project.modules:
+            if not project.gate_reaches(module):
+                continue  # no gate reaches this part of the project: the parse may be the only repair
+            gate = project.gates.gate_display(near=module)
             for parse in module.json_parses:
                 qualified = f"{module.module}.{parse.function}"
                 names = tools.get(qualified)
@@ -136,7 +138,7 @@ class HandrolledJsonParse(Rule):
         ][:1]
         steps += [
             related(gate_module, gate.span, f"the gate `{gate.name}` repairs `{parse.parameter}` from the schema")
-            for gate_module, gate in project.gates.gate_locations(top_level_only=True)[:1]
+            for gate_module, gate in project.gates.gate_locations(top_level_only=True, near=module)[:1]
         ]
         return steps + [related(module, parse.span, f"`{parse.parameter}` is parsed again, by hand")]
 

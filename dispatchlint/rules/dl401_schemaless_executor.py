@@ -72,11 +72,11 @@ class SchemalessExecutor(Rule):
     ]
 
     def check(self, project: Project) -> Iterable[Finding]:
-        if project.has_gate:
-            why = f"the gate {project.gates.gate_display()} has nothing to repair them against"
-        else:
-            why = "no gate (`dispatchlint.runtime.wrap_table`, say) could repair them"
         for table in project.dispatches.tool_tables(dispatched_only=True):
+            if project.gate_reaches(table.module):
+                why = f"the gate {project.gates.gate_display(near=table.module)} has nothing to repair them against"
+            else:
+                why = "no gate (`dispatchlint.runtime.wrap_table`, say) could repair them"
             for entry in table.entries:
                 if (
                     entry.key is None

@@ -18,7 +18,7 @@ ones before it:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import FrozenSet, List, Sequence
 
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.analysis.link.callgraph import CallGraph
@@ -59,13 +59,27 @@ class Project:
     taint: Taint
     catalog: Catalog
     dispatches: Dispatches
-    #: The project repairs tool arguments somewhere: a function passes its arguments through a gate, a table is
-    #: wrapped, or a tool runs with gated arguments. A function that merely looks like a gate (it reads a
-    #: schema's ``properties``) but never sits on a tool's path does not count.
-    has_gate: bool
-    #: The project's tools validate their own arguments somewhere (tool classes whose public entry does, a
-    #: framework's included), or it has a gate: it is not an ungated project (DL102 stays silent).
-    validates_tools: bool
+    #: The parts of the program (:meth:`CallGraph.part_of`) that repair tool arguments somewhere: a function
+    #: passes its arguments through a gate, a table is wrapped, or a tool runs with gated arguments. A function
+    #: that merely looks like a gate (it reads a schema's ``properties``) but never sits on a tool's path does
+    #: not count.
+    gated_parts: FrozenSet[int]
+    #: The parts whose tools validate their own arguments somewhere (tool classes whose public entry does, a
+    #: framework's included), or that have a gate: not ungated code (DL102 stays silent there).
+    validated_parts: FrozenSet[int]
+
+    @property
+    def has_gate(self) -> bool:
+        """Some part of the project has a gate."""
+        return bool(self.gated_parts)
+
+    def gate_reaches(self, module: ModuleFacts) -> bool:
+        """The part of the program ``module`` belongs to has a gate: its raw paths are inconsistent with it."""
+        return self.graph.part_of(module) in self.gated_parts
+
+    def validation_reaches(self, module: ModuleFacts) -> bool:
+        """The part ``module`` belongs to has a gate or tools that validate their own arguments."""
+        return self.graph.part_of(module) in self.validated_parts
 
     @property
     def config(self) -> Config:
@@ -93,12 +107,14 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
     taint = Taint(graph, gates)
     catalog = Catalog(graph, gates)
     dispatches = Dispatches(graph, gates, taint, catalog)
-    has_gate = bool(
-        gates.gated_entries
-        or any(table.wrapped for table in catalog.tables.values())
-        or any(site.tool_like and site.verdict == GATED for site in dispatches.sites)
+    gating = (
+        [located[0] for located in map(graph.function, gates.gated_entries) if located is not None]
+        + [table.module for table in catalog.tables.values() if table.wrapped]
+        + [site.module for site in dispatches.sites if site.tool_like and site.verdict == GATED]
     )
-    return Project(graph, gates, taint, catalog, dispatches, has_gate, has_gate or gates.uses_validating_tools())
+    gated_parts = frozenset(graph.part_of(module) for module in gating)
+    validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules()}
+    return Project(graph, gates, taint, catalog, dispatches, gated_parts, validated_parts)
 
 
 __all__ = [

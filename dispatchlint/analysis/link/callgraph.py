@@ -1,11 +1,14 @@
-"""Stage 1, the call graph: the program (its parsed modules and symbols) and every call that runs a
-function: direct calls, calls of the parameter a function is handed to as a value (a lambda handed to a
-middleware runner, a closure stored in an object and called from its method), calls in nested functions."""
+"""Stage 1, the call graph: the program (its parsed modules and symbols, and the parts it falls into) and
+every call that runs a function: direct calls, calls of the parameter a function is handed to as a value (a
+lambda handed to a middleware runner, a closure stored in an object and called from its method), calls in
+nested functions."""
 
 from __future__ import annotations
 
+import posixpath
+import sys
 from collections import defaultdict
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.facts import (
@@ -41,6 +44,11 @@ class CallGraph:
         self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._nested_owners: Dict[str, List[str]] = defaultdict(list)
         self._index_calls()
+        self._parts = connected_parts(self.modules)
+
+    def part_of(self, module: ModuleFacts) -> int:
+        """Which part of the program a module belongs to (see :func:`connected_parts`)."""
+        return self._parts[module.module]
 
     # ------------------------------------------------------------------------------------------ symbols
 
@@ -184,3 +192,72 @@ class CallGraph:
                 elif any(kind == "ref" and value == inner_parameter for _, kind, value in inner.literals):
                     found.extend(self._handed_onwards(inner_module, inner, inner_parameter, context))
         return found
+
+
+#: Standard-library modules, never a project module imported under a shorter name (Python 3.10 and later).
+_STANDARD_LIBRARY: AbstractSet[str] = getattr(sys, "stdlib_module_names", frozenset())
+
+
+def connected_parts(modules: Sequence[ModuleFacts]) -> Dict[str, int]:
+    """Module name -> the part of the program it belongs to: modules that import one another (in either
+    direction, through any chain), share a package tree, or share a folder of scripts are one part. A folder of
+    independent apps (a tutorial collection) has a part per app: a gate in one app repairs nothing in another.
+
+    An import resolves to the project module it names, else to the modules whose names end with it (an app that
+    imports ``src.tools`` from its own folder, a monorepo whose ``libs/agno/agno`` is imported as ``agno``); a
+    one-word import only to a package of that name, never to a standard-library module."""
+    names = {module.module for module in modules}
+    packages = {module.module for module in modules if module.is_package}
+    by_suffix: Dict[str, List[str]] = defaultdict(list)
+    for name in names:
+        parts = name.split(".")
+        for start in range(1, len(parts)):
+            by_suffix[".".join(parts[start:])].append(name)
+    leader: Dict[str, str] = {}
+
+    def find(item: str) -> str:
+        root = item
+        while leader.get(root, root) != root:
+            root = leader[root]
+        while leader.get(item, item) != root:
+            leader[item], item = root, leader[item]
+        return root
+
+    def join(first: str, second: str) -> None:
+        leader[find(first)] = find(second)
+
+    for module in modules:
+        join(module.module, _unit(module, packages))
+        for _, target in module.imports:
+            for imported in _imported(target, names, packages, by_suffix):
+                join(module.module, imported)
+    numbers: Dict[str, int] = {}
+    return {module.module: numbers.setdefault(find(module.module), len(numbers)) for module in modules}
+
+
+def _unit(module: ModuleFacts, packages: AbstractSet[str]) -> str:
+    """The outermost package a module lies in, or the folder of a script outside any package."""
+    package = module.module if module.is_package else module.module.rpartition(".")[0]
+    if package not in packages:
+        return "folder:" + posixpath.dirname(module.path)
+    while package.rpartition(".")[0] in packages:
+        package = package.rpartition(".")[0]
+    return package
+
+
+def _imported(
+    target: str, names: AbstractSet[str], packages: AbstractSet[str], by_suffix: Dict[str, List[str]]
+) -> Iterable[str]:
+    """The project modules an import names (see :func:`connected_parts`)."""
+    parts = target.split(".")
+    for depth in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:depth])
+        if prefix in names:
+            return [prefix]
+    if parts[0] in _STANDARD_LIBRARY:
+        return []
+    for depth in range(len(parts), 0, -1):
+        found = [name for name in by_suffix.get(".".join(parts[:depth]), []) if depth > 1 or name in packages]
+        if found:
+            return found
+    return []

@@ -4,7 +4,7 @@ entry validates their arguments (a framework's, or the project's own)."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts, ValueKind
@@ -134,16 +134,16 @@ class Gates:
         roots = FRAMEWORK_PACKAGES + tuple(self.graph.config.tool_types)
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
 
-    def uses_validating_tools(self) -> bool:
-        """The project defines tool classes that validate their arguments (deriving from a framework's, or
+    def validating_tool_modules(self) -> List[ModuleFacts]:
+        """The modules that define tool classes validating their arguments (deriving from a framework's, or
         validating in their public entry). Importing a framework is not enough: an MCP server example next to
         a hand-rolled table does not validate that table's tools."""
-        return any(
-            self.is_tool_type(f"{module.module}.{cls.qualname}")
+        return [
+            module
             for module in self.graph.modules
             if not self.graph.is_test(module)
-            for cls in module.classes
-        )
+            and any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
+        ]
 
     def is_tool_type(self, qualified: str) -> bool:
         """A tool class whose public entry validates the arguments: a framework's, one deriving from it, or a
@@ -189,14 +189,21 @@ class Gates:
                     return True
         return False
 
-    def gate_locations(self, top_level_only: bool = False) -> List[Tuple[ModuleFacts, FunctionDef]]:
-        """Gates defined in the project: by name first, then by behaviour.
+    def gate_locations(
+        self, top_level_only: bool = False, near: Optional[ModuleFacts] = None
+    ) -> List[Tuple[ModuleFacts, FunctionDef]]:
+        """Gates defined in the project: by name first, then by behaviour; those of the part of the program
+        ``near`` belongs to, when it has any (each app of a collection has its own gate).
 
         ``top_level_only`` leaves out helpers that only other gates call (they are part of one gate).
         """
         if top_level_only not in self._gates:
             self._gates[top_level_only] = self._find_gate_locations(top_level_only)
-        return list(self._gates[top_level_only])
+        found = list(self._gates[top_level_only])
+        if near is None:
+            return found
+        part = self.graph.part_of(near)
+        return [located for located in found if self.graph.part_of(located[0]) == part] or found
 
     def _find_gate_locations(self, top_level_only: bool) -> List[Tuple[ModuleFacts, FunctionDef]]:
         found = []
@@ -220,8 +227,8 @@ class Gates:
         found = self.graph.function(resolved) if resolved else None
         return found is not None and found[1].reads_schema_properties
 
-    def gate_display(self) -> str:
-        defined = self.gate_locations(top_level_only=True)
+    def gate_display(self, near: Optional[ModuleFacts] = None) -> str:
+        defined = self.gate_locations(top_level_only=True, near=near)
         if defined:
             return ", ".join(f"`{function.name}`" for _, function in defined[:2])
         return f"`{DEFAULT_GATE}`"
