@@ -57,8 +57,8 @@ def _encode(value: Any) -> Any:
         if _all_int(type(value)):
             return [getattr(value, name) for name, _ in _field_types(type(value))]
         encoded: Dict[str, Any] = {_TAG: type(value).__name__}
-        for item in dataclasses.fields(value):
-            encoded[item.name] = _encode(getattr(value, item.name))
+        for name, _ in _field_types(type(value)):
+            encoded[name] = _encode(getattr(value, name))
         return encoded
     if isinstance(value, Enum):
         return value.value
