@@ -17,7 +17,6 @@ processes.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import stat
@@ -25,13 +24,12 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
-from dispatchlint.analysis._parse import on_deep_stack
+from dispatchlint.analysis._parse import on_deep_stack, without_cycle_collection
 from dispatchlint.analysis.discover import SkippedFile, SourceFile, read_source
 from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.problems import Problem, ProblemKind
@@ -184,20 +182,6 @@ class Indexed(NamedTuple):
     warnings: List[str]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Decoding facts (from the cache, or from the workers) makes millions of small objects that all stay alive
-    and form no cycles: the cyclic collector's passes over them, as they accumulate, were half the time of reading
-    the cache."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _index_batch(jobs: Sequence[Tuple[str, str, bool, bytes]]) -> List[Tuple[Union[ModuleFacts, Problem], float]]:
     """A worker's share: the files indexed one after the other on one deep-stack thread."""
     return on_deep_stack(lambda: [_index_one(job) for job in jobs])
@@ -270,7 +254,7 @@ def index_read(
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
-    with _collector_paused():
+    with without_cycle_collection():  # decoded facts: millions of records that all stay alive, in no cycle
         for source, data, key in files:
             cached = cache.load(key, source) if cache is not None else None
             if cached is None:
@@ -282,7 +266,7 @@ def index_read(
     computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
         batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool, _collector_paused():  # this process only unpickles
+        with ProcessPoolExecutor(max_workers=jobs) as pool, without_cycle_collection():  # this process unpickles
             for batch in pool.map(_index_batch, batches):
                 computed.extend(batch)
                 if progress is not None:
