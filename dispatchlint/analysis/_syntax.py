@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -216,22 +217,35 @@ def _is_node(value: object) -> bool:
     return known
 
 
+def _may_hold_node(annotation: object) -> bool:
+    """Whether a field declared with ``annotation`` can hold a node that walks look at (not only whitespace,
+    punctuation, operators, strings or ``MaybeSentinel``); an annotation not understood counts as one that can."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, cst.CSTNode) and not issubclass(annotation, _TRIVIA)
+    if typing.get_origin(annotation) is typing.Literal:
+        return False
+    arguments = typing.get_args(annotation)
+    return any(_may_hold_node(argument) for argument in arguments) if arguments else True
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """A node's child nodes in source order, without whitespace, punctuation and operators.
 
     ``CSTNode.children`` runs a visitor per call; reading the dataclass fields directly is many times faster,
-    which matters because the indexer walks every expression.
+    which matters because the indexer walks every expression. Only the fields whose declared type can hold such
+    a node are read (a call's ``func`` and ``args``, not its parentheses and whitespace).
     """
     names = _CHILD_FIELDS.get(type(node))
     if names is None:
-        names = _CHILD_FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        fields = dataclasses.fields(node)
+        names = _CHILD_FIELDS[type(node)] = tuple(f.name for f in fields if _may_hold_node(f.type))
     found: List[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name)
         if _is_node(value):
             found.append(value)
         elif type(value) in (list, tuple):
-            found.extend(item for item in value if _is_node(item))
+            found.extend([item for item in value if _is_node(item)])
     return found
 
 
