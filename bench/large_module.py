@@ -17,7 +17,8 @@ Times are CPU seconds (all threads) of the child, which another process's load d
 time (the whole run shows both); the machine is shared, so run it twice and read the spread. Indexing is
 linear when the per-KB column stays about constant from the smallest size to the largest. Peak memory is each
 child's maximum resident set. ``--profile KB`` prints the indexer's cProfile hot spots for a module of that
-size instead.
+size instead. ``--shape`` picks another module: ``branches`` (module-level names and ``if`` statements) and
+``constants`` (constants built from constants) are the shapes that once took quadratic and exponential time.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -165,17 +166,43 @@ def run_{n}(agent: Any, calls: List[Dict[str, Any]]) -> List[str]:
 """
 
 
-def module_source(units: int, first: int = 0) -> str:
-    """The header, then ``units`` copies of the unit (about 3.2 KB each), numbered from ``first`` on."""
-    return _HEADER + "".join(_UNIT.format(n=number) for number in range(first, first + units))
+class Shape(NamedTuple):
+    """A module's first lines, and the unit repeated after them (formatted with its number ``n`` and the names
+    of the two constants before it, ``previous`` and ``earlier``)."""
+
+    header: str
+    unit: str
 
 
-def units_for(kilobytes: int) -> int:
+SHAPES: Dict[str, Shape] = {
+    "agent": Shape(_HEADER, _UNIT),
+    # what took quadratic time: a thousand module-level names and a thousand ``if`` statements
+    "branches": Shape("", "SETTING_{n} = load({n})\nif SETTING_{n}:\n    LIMIT_{n} = SETTING_{n} * 2\n"),
+    # what took exponential time: constants built from the two constants before them
+    "constants": Shape(
+        'BASE = {"type": "object", "properties": {"query": {"type": "string"}}}\n',
+        'C{n} = {{"name": "t{n}", "parameters": {previous}, "also": {earlier}}}\n',
+    ),
+}
+
+
+def module_source(units: int, first: int = 0, shape: str = "agent") -> str:
+    """The shape's header, then ``units`` copies of its unit (an agent unit is about 3.2 KB), numbered from
+    ``first`` on."""
+    header, unit = SHAPES[shape]
+    return header + "".join(
+        unit.format(n=n, previous=f"C{n - 1}" if n >= 1 else "BASE", earlier=f"C{n - 2}" if n >= 2 else "BASE")
+        for n in range(first, first + units)
+    )
+
+
+def units_for(kilobytes: int, shape: str = "agent") -> int:
     """How many units make a module of about ``kilobytes`` KB."""
-    return max(1, round((kilobytes * 1000 - len(_HEADER)) / len(_UNIT.format(n=0))))
+    unit = len(module_source(1, first=10, shape=shape)) - len(SHAPES[shape].header)
+    return max(1, round((kilobytes * 1000 - len(SHAPES[shape].header)) / unit))
 
 
-def write_project(root: Path, kilobytes: int) -> Path:
+def write_project(root: Path, kilobytes: int, shape: str = "agent") -> Path:
     """A project holding one generated module of about ``kilobytes`` KB, allowed past ``max-file-size``."""
     root.mkdir(parents=True, exist_ok=True)
     limit = kilobytes * 1000 * 2
@@ -183,7 +210,7 @@ def write_project(root: Path, kilobytes: int) -> Path:
         f'[project]\nname = "large"\n\n[tool.dispatchlint]\nmax-file-size = {limit}\n', encoding="utf-8"
     )
     module = root / "large.py"
-    module.write_text(module_source(units_for(kilobytes)), encoding="utf-8")
+    module.write_text(module_source(units_for(kilobytes, shape), shape=shape), encoding="utf-8")
     return module
 
 
@@ -244,8 +271,8 @@ class Row(NamedTuple):
     run: Child
 
 
-def measure(root: Path, kilobytes: int) -> Row:
-    module = write_project(root / f"kb{kilobytes}", kilobytes)
+def measure(root: Path, kilobytes: int, shape: str) -> Row:
+    module = write_project(root / f"kb{kilobytes}", kilobytes, shape)
     floor = _child([sys.executable, "-c", _FLOOR, str(module)], root)
     index = _child([sys.executable, "-c", _INDEX, str(module)], root)
     run = _child([sys.executable, "-m", "dispatchlint", str(module), "--no-cache", "-v", "--exit-zero"], module.parent)
@@ -276,11 +303,11 @@ def table(rows: Sequence[Row]) -> List[str]:
     return lines
 
 
-def profile(kilobytes: int, limit: int = 30) -> None:
+def profile(kilobytes: int, shape: str, limit: int = 30) -> None:
     """The indexer's hot spots on a module of ``kilobytes`` KB, in this process."""
     from dispatchlint.analysis import index
 
-    source = module_source(units_for(kilobytes)).encode("utf-8")
+    source = module_source(units_for(kilobytes, shape), shape=shape).encode("utf-8")
     profiler = cProfile.Profile()
     # the indexer runs on a thread of its own (see dispatchlint.analysis._parse): profile that thread
     index.on_deep_stack(lambda: profiler.runcall(index._compile_then_index, "large.py", "large", False, source))
@@ -293,14 +320,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,250,500,1000", help="module sizes in KB, comma-separated")
     parser.add_argument("--profile", type=int, default=0, help="profile the indexer on a module of this many KB")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="agent", help="what the module repeats")
     options = parser.parse_args(argv)
     if options.profile:
-        profile(options.profile)
+        profile(options.profile, options.shape)
         return
     rows: List[Row] = []
     with tempfile.TemporaryDirectory() as folder:
         for kilobytes in (int(size) for size in options.sizes.split(",")):
-            rows.append(measure(Path(folder), kilobytes))
+            rows.append(measure(Path(folder), kilobytes, options.shape))
             print(table(rows)[-1], file=sys.stderr, flush=True)
     print("\n".join(table(rows)))
 
