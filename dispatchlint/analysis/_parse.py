@@ -106,7 +106,7 @@ def deep_recursion() -> Iterator[None]:
 
 @contextmanager
 def without_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused while a module is parsed and indexed, or facts are decoded.
+    """The cyclic garbage collector paused while a module is parsed, or facts are decoded.
 
     A libcst tree is hundreds of thousands of objects per 100 KB of source, none of them in a reference cycle
     (a node holds its children, never its parent): the collector's full passes, triggered as the tree grows,
@@ -122,3 +122,23 @@ def without_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def collecting_only_new_objects() -> Iterator[None]:
+    """The cyclic garbage collector running over the objects made from now on only: those that exist (a parsed
+    tree and its positions) are frozen out of its reach until the block ends.
+
+    Indexing does make cyclic garbage (each ``ast.literal_eval`` libcst runs to read a string literal leaves a
+    cycle holding that literal's AST), which a paused collector keeps to the end: 2 GB for 470 KB of constants
+    built from string literals, instead of 0.4 GB.
+    """
+    enabled = gc.isenabled()
+    gc.freeze()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not enabled:
+            gc.disable()
+        gc.unfreeze()

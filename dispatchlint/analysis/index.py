@@ -19,6 +19,7 @@ from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _shapes as shp
 from dispatchlint.analysis import _syntax as syn
 from dispatchlint.analysis._parse import (
+    collecting_only_new_objects,
     deep_recursion,
     on_deep_stack,
     python_rejects,
@@ -158,13 +159,14 @@ def _compile_then_index(path: str, module: str, is_package: bool, source: bytes)
     rejected = python_rejects(source, path)
     if rejected is not None:
         return ModuleFacts(path, module, is_package, rejected)
-    with deep_recursion(), without_cycle_collection():
+    with deep_recursion():
         return _index_accepted(path, module, is_package, source)
 
 
 def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
     try:
-        tree = cst.parse_module(source)
+        with without_cycle_collection():
+            tree = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         message = str(error).splitlines()[0] if str(error) else "syntax error"
         span = Span(error.editor_line, error.editor_column, error.editor_line, error.editor_column)
@@ -173,14 +175,17 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
         failure = ParseError(f"{type(error).__name__}: {error}", Span(1, 1, 1, 1), ParseErrorKind.LIBCST)
         return ModuleFacts(path, module, is_package, failure)
     try:
-        code_ranges = positions(tree)
-        indexer = _ModuleIndexer(path, module, is_package, tree, code_ranges)
-        indexer.run()
-        facts = indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
-        shapes = replace(facts.shapes, top_level_names=tuple(sorted(shp.top_level_names(tree))))
-        if facts.dispatches or facts.chains or facts.json_parses:
-            shapes = replace(shapes, **shp.module_shapes(facts, shp.Nodes(tree, code_ranges)))  # type: ignore[arg-type]
-        return replace(facts, shapes=shapes)
+        with without_cycle_collection():
+            code_ranges = positions(tree)
+        with collecting_only_new_objects():
+            indexer = _ModuleIndexer(path, module, is_package, tree, code_ranges)
+            indexer.run()
+            facts = indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
+            shapes = replace(facts.shapes, top_level_names=tuple(sorted(shp.top_level_names(tree))))
+            if facts.dispatches or facts.chains or facts.json_parses:
+                nodes = shp.Nodes(tree, code_ranges)
+                shapes = replace(shapes, **shp.module_shapes(facts, nodes))  # type: ignore[arg-type]
+            return replace(facts, shapes=shapes)
     except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
         raise IndexFailure("indexing", error) from error
 
