@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _shapes as shp
@@ -176,7 +176,7 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
         return ModuleFacts(path, module, is_package, failure)
     try:
         with without_cycle_collection():
-            code_ranges = positions(tree)
+            code_ranges = shp.positions(tree)
         with collecting_only_new_objects():
             indexer = _ModuleIndexer(path, module, is_package, tree, code_ranges)
             indexer.run()
@@ -188,17 +188,6 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
             return replace(facts, shapes=shapes)
     except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
         raise IndexFailure("indexing", error) from error
-
-
-def positions(tree: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """Where each node of ``tree`` starts and ends, from one code-generation pass over it.
-
-    ``MetadataWrapper.resolve(PositionProvider)`` makes that pass and then walks the whole tree once more with
-    an empty batch of visitors (libcst runs the batchable providers after the others, even when there are none),
-    a third of its time; the provider's own pass is what it returns.
-    """
-    computed = PositionProvider()._gen(MetadataWrapper(tree, unsafe_skip_copy=True))
-    return cast(Mapping[cst.CSTNode, CodeRange], computed)  # the provider computes every position eagerly
 
 
 class _ModuleIndexer:

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Dict, Mapping, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dispatchlint.analysis._shapes import Nodes, Statement
+from dispatchlint.analysis._shapes import Nodes, Statement, positions
 from dispatchlint.fix._errors import FixError
 
 __all__ = ["FixError", "SourceFile", "Sources", "Statement", "check_module"]
@@ -24,7 +23,7 @@ class SourceFile(Nodes):
     """One parsed file: its bytes, its tree, and where each node of the tree starts and ends."""
 
     def __init__(self, path: Path, relative: str, data: bytes, tree: cst.Module) -> None:
-        super().__init__(tree, MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider))
+        super().__init__(tree, positions(tree))
         self.path = path
         self.relative = relative
         self.data = data
