@@ -113,3 +113,18 @@ def test_a_warm_run_never_loads_libcst(tmp_path: Path) -> None:
     )
     warm = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True)
     assert warm.stdout.splitlines()[-1] == "1 []", warm.stdout + warm.stderr
+
+
+def test_positions_from_the_providers_own_pass_are_libcsts_positions() -> None:
+    """``positions()`` calls ``PositionProvider``'s own pass (libcst's public ``resolve`` walks the tree once more
+    for nothing): whatever libcst version is installed, it must give exactly what ``resolve`` gives."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from dispatchlint.analysis._shapes import positions
+
+    for path in sorted((FIXTURES / "example").rglob("*.py")) + [PACKAGE / "analysis" / "index.py"]:
+        tree = libcst.parse_module(path.read_bytes())
+        expected = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = positions(tree)
+        assert len(found) == len(expected) > 0
+        assert all(found[node] == expected[node] for node in expected), path
