@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -110,18 +109,24 @@ class Run:
 
 
 def run(command: Sequence[str], cwd: Path) -> Run:
-    """Run ``command``; its wall time, its stderr, and the peak RSS of the largest child waited for so far."""
+    """Run ``command``; its wall time, its stderr, and the peak RSS of its largest process (itself or a worker
+    it waited for; ``wait4`` reports that child's own usage, not that of every child waited for so far)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "DISPATCHLINT_CACHE_DIR": str(cwd.parent / f".cache-{cwd.name}"),  # each tree starts with an empty cache
     }
-    started = time.perf_counter()
-    done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return Run(seconds, done.stderr, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+    with tempfile.TemporaryFile() as stderr:
+        started = time.perf_counter()
+        child = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        stderr.seek(0)
+        errors = stderr.read().decode("utf-8", errors="replace")
+    if child.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({child.returncode}): {errors[-2000:]}")
+    return Run(seconds, errors, usage.ru_maxrss * 1024)
 
 
 def dispatchlint(root: Path, *args: str) -> List[str]:
