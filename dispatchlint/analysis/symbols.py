@@ -8,14 +8,35 @@ libcst's own providers stop at the module boundary; this table is what lets the 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from enum import Enum
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
-from dispatchlint.analysis.facts import Alias, ClassDef, FunctionDef, ModuleFacts, ValueKind
+from dispatchlint.analysis.facts import Alias, ClassDef, FunctionDef, ModuleFacts, TableDef, ValueKind
+
+
+class SymbolKind(Enum):
+    """What a qualified name of the project names."""
+
+    MODULE = "module"
+    IMPORT = "import"
+    ALIAS = "alias"
+    CLASS = "class"
+    FUNCTION = "function"
+    TABLE = "table"
+
+
+class Symbol(NamedTuple):
+    """One entry of the table: what the name is, its definition (an import's target for an import), and the
+    module it is written in."""
+
+    kind: SymbolKind
+    definition: Union[str, ModuleFacts, Alias, ClassDef, FunctionDef, TableDef]
+    module: ModuleFacts
 
 
 class SymbolTable:
     def __init__(self, modules: Sequence[ModuleFacts]) -> None:
-        self.entries: Dict[str, Tuple[str, object, ModuleFacts]] = {}
+        self.entries: Dict[str, Symbol] = {}
         self.module_names = {module.module for module in modules}
         self._project_roots = {name.split(".")[0] for name in self.module_names}
         self._resolved: Dict[Tuple[str, str, str, str], Optional[str]] = {}
@@ -24,45 +45,45 @@ class SymbolTable:
         self._modules = modules
         self._build_symbols()
 
-    def kind(self, qualified: Optional[str]) -> str:
-        """``"module"``, ``"import"``, ``"alias"``, ``"class"``, ``"function"``, ``"table"`` or ``""``."""
+    def kind(self, qualified: Optional[str]) -> Optional[SymbolKind]:
+        """What ``qualified`` names in the project (None: nothing the project defines or imports)."""
         symbol = self.entries.get(qualified or "")
-        return symbol[0] if symbol is not None else ""
+        return symbol.kind if symbol is not None else None
 
     def alias(self, qualified: str) -> Optional[Tuple[Alias, ModuleFacts]]:
         symbol = self.entries.get(qualified)
-        if symbol is None or symbol[0] != "alias":
+        if symbol is None or symbol.kind is not SymbolKind.ALIAS:
             return None
-        assert isinstance(symbol[1], Alias)
-        return symbol[1], symbol[2]
+        assert isinstance(symbol.definition, Alias)
+        return symbol.definition, symbol.module
 
     def class_def(self, qualified: str) -> Optional[Tuple[ClassDef, ModuleFacts]]:
         symbol = self.entries.get(qualified)
-        if symbol is None or symbol[0] != "class":
+        if symbol is None or symbol.kind is not SymbolKind.CLASS:
             return None
-        assert isinstance(symbol[1], ClassDef)
-        return symbol[1], symbol[2]
+        assert isinstance(symbol.definition, ClassDef)
+        return symbol.definition, symbol.module
 
     def _build_symbols(self) -> None:
         for module in self._modules:
             name = module.module
-            self.entries.setdefault(name, ("module", module, module))
+            self.entries.setdefault(name, Symbol(SymbolKind.MODULE, module, module))
             for local, target in module.imports:
-                self.entries[f"{name}.{local}"] = ("import", target, module)
+                self.entries[f"{name}.{local}"] = Symbol(SymbolKind.IMPORT, target, module)
             for alias in module.aliases:
-                self.entries.setdefault(scoped(name, alias.owner, alias.name), ("alias", alias, module))
+                self.entries.setdefault(scoped(name, alias.owner, alias.name), Symbol(SymbolKind.ALIAS, alias, module))
             for cls in module.classes:
-                self.entries[f"{name}.{cls.qualname}"] = ("class", cls, module)
+                self.entries[f"{name}.{cls.qualname}"] = Symbol(SymbolKind.CLASS, cls, module)
             for function in module.functions:
-                self.entries[f"{name}.{function.qualname}"] = ("function", function, module)
+                self.entries[f"{name}.{function.qualname}"] = Symbol(SymbolKind.FUNCTION, function, module)
             for table in module.tables:
-                self.entries[scoped(name, table.owner, table.name)] = ("table", table, module)
+                self.entries[scoped(name, table.owner, table.name)] = Symbol(SymbolKind.TABLE, table, module)
 
     def function(self, qualified: str) -> Optional[Tuple[ModuleFacts, FunctionDef]]:
         symbol = self.entries.get(qualified)
-        if symbol is not None and symbol[0] == "function":
-            assert isinstance(symbol[1], FunctionDef)
-            return symbol[2], symbol[1]
+        if symbol is not None and symbol.kind is SymbolKind.FUNCTION:
+            assert isinstance(symbol.definition, FunctionDef)
+            return symbol.module, symbol.definition
         return None
 
     def class_of(self, module: ModuleFacts, function: str) -> str:
@@ -116,13 +137,13 @@ class SymbolTable:
             symbol = self.entries.get(qualified)
             if symbol is not None:
                 kind, payload, module = symbol
-                if kind == "import":
+                if kind is SymbolKind.IMPORT:
                     assert isinstance(payload, str)
                     if payload == qualified:
                         return qualified
                     qualified = payload
                     continue
-                if kind == "alias":
+                if kind is SymbolKind.ALIAS:
                     target = self._alias_target(payload, module)
                     if target is None or target == qualified:
                         return qualified
@@ -133,17 +154,17 @@ class SymbolTable:
             if prefix is None:
                 return qualified if not self.inside_project(qualified) else None
             kind, payload, owner_module = self.entries[prefix]
-            if kind == "alias":
+            if kind is SymbolKind.ALIAS:
                 instance_of = self._instance_class(payload, owner_module)
                 if instance_of is not None:
                     return self.member(instance_of, rest)
-            if kind in ("import", "alias"):
+            if kind in (SymbolKind.IMPORT, SymbolKind.ALIAS):
                 resolved_prefix = self._canonical(prefix)
                 if resolved_prefix is None or resolved_prefix == prefix:
                     return None
                 qualified = _join(resolved_prefix, rest)
                 continue
-            if kind == "class":
+            if kind is SymbolKind.CLASS:
                 return self.member(prefix, rest)
             return None
         return None
@@ -154,7 +175,7 @@ class SymbolTable:
         if alias.target.kind != ValueKind.CALL or alias.scope != "module":
             return None
         resolved = self.resolve(module, alias.target.target)
-        if resolved is not None and self.entries.get(resolved, ("",))[0] == "class":
+        if resolved is not None and self.kind(resolved) is SymbolKind.CLASS:
             return resolved
         return None
 
@@ -188,12 +209,12 @@ class SymbolTable:
             if current in order:
                 continue
             symbol = self.entries.get(current)
-            if symbol is None or symbol[0] != "class":
+            if symbol is None or symbol.kind is not SymbolKind.CLASS:
                 continue
             order.append(current)
-            cls = symbol[1]
+            cls = symbol.definition
             assert isinstance(cls, ClassDef)
-            module = symbol[2]
+            module = symbol.module
             for base in cls.bases:
                 resolved = self.resolve(module, base)
                 if resolved:

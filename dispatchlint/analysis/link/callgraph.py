@@ -23,7 +23,7 @@ from dispatchlint.analysis.link.model import (
     param_at,
     stored_attributes,
 )
-from dispatchlint.analysis.symbols import SymbolTable
+from dispatchlint.analysis.symbols import SymbolKind, SymbolTable
 from dispatchlint.config import Config
 
 
@@ -113,7 +113,7 @@ class CallGraph:
                         if target is not None and self.function(target) is not None:
                             self._handed[base_name(target)].append((module, call, slot))
                 resolved = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
-                if resolved is not None and self.symbols.kind(resolved) == "class":
+                if resolved is not None and self.symbols.kind(resolved) is SymbolKind.CLASS:
                     resolved = self.symbols.member(resolved, "__init__")
                 if resolved is not None and self.function(resolved) is not None:
                     self._callers[resolved].append((module, call))
@@ -147,7 +147,7 @@ class CallGraph:
         found: List[Invocation] = []
         for module, call, slot in self._handed.get(base_name(qualified), []) if depth < 3 else []:
             receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
-            if receiver is not None and self.symbols.kind(receiver) == "class":
+            if receiver is not None and self.symbols.kind(receiver) is SymbolKind.CLASS:
                 receiver = self.symbols.member(receiver, "__init__")
             located = self.function(receiver) if receiver else None
             if located is None or receiver is None:

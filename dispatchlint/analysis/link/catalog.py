@@ -32,7 +32,7 @@ from dispatchlint.analysis.link.model import (
     bound_literal,
     parent_of,
 )
-from dispatchlint.analysis.symbols import scoped
+from dispatchlint.analysis.symbols import SymbolKind, scoped
 
 
 class Catalog:
@@ -281,7 +281,7 @@ class Catalog:
             if target and self.graph.function(target):
                 executors = (target,)
                 wrapped = target in self.gates.gated_entries or self.gates.decorated_by_gate(target)
-            elif self.graph.symbols.kind(target) == "class":
+            elif self.graph.symbols.kind(target) is SymbolKind.CLASS:
                 return LinkedEntry(key, module, span, (), False, is_class=True)
             elif target and self.graph.symbols.alias(target) is not None:
                 alias, alias_module = self.graph.symbols.alias(target)  # type: ignore[misc]
@@ -391,7 +391,8 @@ class Catalog:
         if alias.target.kind == ValueKind.CALL:
             class_name = self.graph.class_of(module, alias.function)
             made = self.graph.resolve(module, alias.target.target, alias.function, class_name)
-            if made and self.graph.symbols.kind(made) == "class":  # REGISTRY = ToolRegistry(): its lookups' tables
+            # REGISTRY = ToolRegistry(): its lookups' tables
+            if made and self.graph.symbols.kind(made) is SymbolKind.CLASS:
                 return self._instance_tables(made)
             # self.tools = create_tools(engine): the table the function builds and returns
             returned = self.graph.returned_symbols(module, alias.target.target, alias.function, class_name)

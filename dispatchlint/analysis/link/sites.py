@@ -46,6 +46,7 @@ from dispatchlint.analysis.link.model import (
     within,
 )
 from dispatchlint.analysis.link.taint import Taint
+from dispatchlint.analysis.symbols import SymbolKind
 
 
 def _registry_identity(definition: FunctionDef, parameter: str) -> str:
@@ -155,7 +156,11 @@ class Dispatches:
         SamplingTool]``; ``tool_map.get(name).run(raw)``): a site when that method hands its arguments to a
         stored callable without validating them, the object's execution method being a sink of its own."""
         declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
-        if declared is None or self.graph.symbols.kind(declared) != "class" or self.gates.is_tool_type(declared):
+        if (
+            declared is None
+            or self.graph.symbols.kind(declared) is not SymbolKind.CLASS
+            or self.gates.is_tool_type(declared)
+        ):
             return None
         method = self.graph.symbols.member(declared, dispatch.via)
         located = self.graph.function(method) if method else None
