@@ -22,9 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
-from dispatchlint.analysis.cache import FactsCache, ReadFile
+from dispatchlint.analysis.cache import FactsCache, ReadFile, source_fingerprint
 from dispatchlint.config import Config
 from dispatchlint.findings import Finding
 from dispatchlint.problems import Problem
@@ -50,16 +49,9 @@ class ProjectResults:
 
 @lru_cache(maxsize=None)
 def _code_fingerprint() -> str:
-    """The analyzer's own code: an edited rule or linker must not be served stale results."""
-    digest = hashlib.sha256(__version__.encode("utf-8"))
-    package = Path(__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode("utf-8") + b"\0")
-        try:
-            digest.update(path.read_bytes())
-        except OSError:  # an installation without sources: the version alone keys the cache
-            pass
-    return digest.hexdigest()
+    """The analyzer's own code, every module of the package: an edited rule or linker must not be served stale
+    results."""
+    return source_fingerprint(sorted(Path(__file__).resolve().parent.rglob("*.py")))
 
 
 def results_key(

@@ -25,7 +25,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint import __version__
 from dispatchlint.analysis import _facts_json
@@ -36,35 +36,30 @@ from dispatchlint.problems import Problem, ProblemKind
 
 #: Set to a folder to keep the cache there instead of the user's cache folder.
 CACHE_ENVIRONMENT_VARIABLE = "DISPATCHLINT_CACHE_DIR"
-#: The modules whose code decides what facts a file has: an edited indexer must not be served stale facts.
-_FACT_MODULES = (
-    "facts.py",
-    "index.py",
-    "_patterns.py",
-    "_syntax.py",
-    "_names.py",
-    "_schemas.py",
-    "_parse.py",
-    "_shapes.py",
-    "cache.py",
-)
 _FORMAT = 3
 #: The kind of entry that holds one file's facts.
 _FACTS = "facts"
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
-def _analysis_fingerprint() -> str:
+def source_fingerprint(paths: Iterable[Path]) -> str:
+    """The version and the code of ``paths`` (modules of this package), so that edited analysis code is never
+    served what older code stored; an installation without sources falls back to the version and the names."""
     digest = hashlib.sha256(__version__.encode("utf-8"))
-    folder = Path(__file__).resolve().parent
-    for name in _FACT_MODULES:
+    for path in paths:
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode("utf-8") + b"\0")
         try:
-            digest.update((folder / name).read_bytes())
-        except OSError:  # an installation without sources: the version alone keys the cache
-            digest.update(name.encode("utf-8"))
+            digest.update(path.read_bytes())
+        except OSError:
+            pass
     return digest.hexdigest()
 
 
-_ANALYSIS_FINGERPRINT = _analysis_fingerprint()
+#: The code that decides what facts a file has: the indexer and its helpers (every module of ``analysis/`` but
+#: the link stage, a few more than needed rather than one too few) and the names it shares with the runtime.
+_ANALYSIS_FINGERPRINT = source_fingerprint(
+    sorted(_PACKAGE.joinpath("analysis").glob("*.py")) + [_PACKAGE / "runtime" / "contract.py"]
+)
 #: Below this many files to index, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 64
 #: Files a worker indexes per task: few enough to balance the workers, enough to pay for the round trip.
