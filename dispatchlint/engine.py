@@ -7,15 +7,14 @@ were narrowed (``dispatchlint/results_cache.py``)."""
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from dispatchlint.analysis._parse import collecting_only_new_objects
 from dispatchlint.analysis.cache import FactsCache, index_read, read_files, user_cache_folder
 from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
@@ -251,7 +250,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         indexed = index_read(read.files, cache, jobs, file_times, options.progress)
         errors.extend(indexed.problems)
         started = time.perf_counter()
-        with _out_of_collections():
+        with collecting_only_new_objects():  # the facts: millions of long-lived records, in no cycle
             project = link_project(indexed.modules, plan.config)
             linked = time.perf_counter()
             suppressions = SuppressionIndex(indexed.modules, all_rules())
@@ -308,18 +307,6 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         len(plan.files),
         reported_files,
     )
-
-
-@contextmanager
-def _out_of_collections() -> Iterator[None]:
-    """The facts are millions of small objects that live for the whole run and form no cycles: out of the cyclic
-    collector's reach while the project is linked and checked (its full passes over them were a fifth of a warm
-    run), and back in after."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> List[Finding]:

@@ -127,7 +127,8 @@ def without_cycle_collection() -> Iterator[None]:
 @contextmanager
 def collecting_only_new_objects() -> Iterator[None]:
     """The cyclic garbage collector running over the objects made from now on only: those that exist (a parsed
-    tree and its positions) are frozen out of its reach until the block ends.
+    tree and its positions; a project's facts while it is linked) are frozen out of its reach until the block
+    ends. The collector's full passes over a project's facts were half the time of linking it.
 
     Indexing does make cyclic garbage (each ``ast.literal_eval`` libcst runs to read a string literal leaves a
     cycle holding that literal's AST), which a paused collector keeps to the end: 2 GB for 470 KB of constants
