@@ -247,35 +247,36 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         stages: Tuple[Tuple[str, float], ...] = (("stored results", time.perf_counter() - started),)
     else:
         jobs = options.jobs or os.cpu_count() or 1
-        indexed = index_read(read.files, cache, jobs, file_times, options.progress)
-        errors.extend(indexed.problems)
-        started = time.perf_counter()
-        with collecting_only_new_objects():  # the facts: millions of long-lived records, in no cycle
-            project = link_project(indexed.modules, plan.config)
-            linked = time.perf_counter()
-            suppressions = SuppressionIndex(indexed.modules, all_rules())
-            kept = _check(project, suppressions, plan)
-            checked = time.perf_counter()
-            fixability = Fixability(project, options.contents)
-            decided = _decided_all(fixability, kept, plan, everything=key is not None)
-        results = ProjectResults(
-            decided,
-            tuple(
-                Problem(
-                    m.path,
-                    ProblemKind.PARSE_ERROR,
-                    m.parse_error.message,
-                    m.parse_error.span.line,
-                    m.parse_error.span.column,
-                )
-                for m in indexed.modules
-                if m.parse_error is not None
-            ),
-            tuple(suppressions.unknown_codes()),
-            tuple(unresolved_settings(project)),
-        )
-        if cache is not None and key is not None and not indexed.problems:  # a failed file is indexed again
-            store_results(cache, plan.root, key, results)
+        with collecting_only_new_objects():  # the facts read from the cache, frozen as decoded, until the end
+            indexed = index_read(read.files, cache, jobs, file_times, options.progress)
+            errors.extend(indexed.problems)
+            started = time.perf_counter()
+            with collecting_only_new_objects():  # all the facts: millions of long-lived records, in no cycle
+                project = link_project(indexed.modules, plan.config)
+                linked = time.perf_counter()
+                suppressions = SuppressionIndex(indexed.modules, all_rules())
+                kept = _check(project, suppressions, plan)
+                checked = time.perf_counter()
+                fixability = Fixability(project, options.contents)
+                decided = _decided_all(fixability, kept, plan, everything=key is not None)
+            results = ProjectResults(
+                decided,
+                tuple(
+                    Problem(
+                        m.path,
+                        ProblemKind.PARSE_ERROR,
+                        m.parse_error.message,
+                        m.parse_error.span.line,
+                        m.parse_error.span.column,
+                    )
+                    for m in indexed.modules
+                    if m.parse_error is not None
+                ),
+                tuple(suppressions.unknown_codes()),
+                tuple(unresolved_settings(project)),
+            )
+            if cache is not None and key is not None and not indexed.problems:  # a failed file is indexed again
+                store_results(cache, plan.root, key, results)
         stages = (
             ("link", linked - started),
             ("rules", checked - linked),

@@ -12,6 +12,7 @@ for that depth, so any file Python accepts is analysed, never crashed on.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 import warnings
@@ -104,8 +105,12 @@ def deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(limit)
 
 
+#: How many :func:`collecting_only_new_objects` blocks are open (on any thread): only the outermost unfreezes.
+_frozen_blocks = 0
+
+
 @contextmanager
-def without_cycle_collection() -> Iterator[None]:
+def without_cycle_collection(long_lived: bool = False) -> Iterator[None]:
     """The cyclic garbage collector paused while a module is parsed, or facts are decoded.
 
     A libcst tree is hundreds of thousands of objects per 100 KB of source, none of them in a reference cycle
@@ -114,12 +119,17 @@ def without_cycle_collection() -> Iterator[None]:
     same holds for a project's facts read from the cache or from the workers (millions of records that all
     stay alive): half the time of reading the cache. What is freed is freed by reference counting; the
     collector resumes (if it ran before) when the work is done.
+
+    ``long_lived``: what was made stays alive (facts), and inside a :func:`collecting_only_new_objects` block it
+    joins the frozen objects before the collector resumes, whose first pass would traverse all of it at once.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if long_lived and _frozen_blocks:
+            gc.freeze()
         if enabled:
             gc.enable()
 
@@ -130,16 +140,35 @@ def collecting_only_new_objects() -> Iterator[None]:
     tree and its positions; a project's facts while it is linked) are frozen out of its reach until the block
     ends. The collector's full passes over a project's facts were half the time of linking it.
 
+    Blocks nest: an inner block freezes what exists when it opens too (the facts of every file, before they are
+    linked), and everything stays frozen until the outermost block ends.
+
     Indexing does make cyclic garbage (each ``ast.literal_eval`` libcst runs to read a string literal leaves a
     cycle holding that literal's AST), which a paused collector keeps to the end: 2 GB for 470 KB of constants
     built from string literals, instead of 0.4 GB.
     """
+    global _frozen_blocks
     enabled = gc.isenabled()
+    if _frozen_blocks:  # what is garbage already is not kept to the end (the cycles of the file indexed last)
+        gc.collect(1)
     gc.freeze()
     gc.enable()
+    _frozen_blocks += 1
     try:
         yield
     finally:
+        _frozen_blocks -= 1
         if not enabled:
             gc.disable()
-        gc.unfreeze()
+        if not _frozen_blocks:
+            gc.unfreeze()
+
+
+def _forget_frozen_blocks() -> None:
+    """A forked worker opens blocks of its own: the parent's stay frozen in it, and are not the child's to end."""
+    global _frozen_blocks
+    _frozen_blocks = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_frozen_blocks)

@@ -249,7 +249,7 @@ def index_read(
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
-    with without_cycle_collection():  # decoded facts: millions of records that all stay alive, in no cycle
+    with without_cycle_collection(long_lived=True):  # decoded facts: millions of records alive, in no cycle
         for source, data, key in files:
             cached = cache.load(key, source) if cache is not None else None
             if cached is None:
@@ -261,7 +261,7 @@ def index_read(
     computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
     if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
         batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool, without_cycle_collection():  # this process unpickles
+        with ProcessPoolExecutor(max_workers=jobs) as pool, without_cycle_collection(long_lived=True):  # unpickled
             for batch in pool.map(_index_batch, batches):
                 computed.extend(batch)
                 if progress is not None:
