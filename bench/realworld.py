@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.engine import RunOptions, analyse
-from dispatchlint.rules import Finding, all_rules
+from dispatchlint.findings import Finding
+from dispatchlint.rules import all_rules
 
 HERE = Path(__file__).resolve().parent / "realworld"
 OPT_IN = {code for code, rule in all_rules().items() if not rule.default}

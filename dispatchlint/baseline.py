@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Set, Tuple
 
 from dispatchlint._lines import split_lines
-from dispatchlint.rules import Finding
+from dispatchlint.findings import Finding
 
 _VERSION = 1
 

@@ -26,6 +26,7 @@ from dispatchlint.fix import FixError, fix_lock, render_diff, text_edits, write_
 from dispatchlint.report import (
     Report,
     Reported,
+    RuleDoc,
     TextEdit,
     render_explanation,
     render_files,
@@ -38,9 +39,7 @@ from dispatchlint.report import (
     render_text,
 )
 from dispatchlint.findings import Applicability, Finding
-from dispatchlint.graph import render_graph
-from dispatchlint.rules import all_rules
-from dispatchlint.rules._reference import REFERENCE_URL, rule_docs
+from dispatchlint.rules import RULES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: The output formats that carry what each fix would change (they plan fixes, so they need the linked project).
@@ -340,13 +339,13 @@ def command(**values: Any) -> int:
 
 def _run(options: _Options, report: _Report) -> int:
     if options.list_rules:
-        report.write(render_rule_list(rule_docs(), options.machine))
+        report.write(render_rule_list(_rule_docs(), options.machine))
         return EXIT_CLEAN
     if options.explain:
         rule = options.explain.upper()
-        if rule not in all_rules():
+        if rule not in RULES:
             raise UsageError(f"unknown rule code: {options.explain!r} (see --list-rules)")
-        report.write(render_explanation(rule_docs()[rule], options.machine))
+        report.write(render_explanation(_rule_docs()[rule], options.machine))
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
     if options.show_files or options.show_settings:
@@ -380,6 +379,8 @@ def _run(options: _Options, report: _Report) -> int:
         results = run()
         _print_notes(results, options)
     if options.graph:
+        from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
+
         cwd = Path.cwd()
         report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
         return EXIT_CLEAN
@@ -419,10 +420,20 @@ def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
     )
 
 
+def _rule_docs() -> Dict[str, RuleDoc]:
+    """Each rule's documentation, read from the rule classes: only the modes that print it load the rules' checks
+    (and the link stage they read), not a run that prints findings as text."""
+    from dispatchlint.rules._reference import rule_docs as documented
+
+    return documented()
+
+
 def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edits: bool) -> Report:
     """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
     would change), the problems of every project, and the folder artifact paths are relative to (the project
     root, or the folder holding every project)."""
+    from dispatchlint.rules._reference import REFERENCE_URL
+
     roots = [str(result.root) for result in results] or [str(cwd)]
     previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
     return Report(
@@ -431,7 +442,7 @@ def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edi
             for item in found
         ),
         problems=tuple(problem for result in results for problem in result.problems),
-        rules=rule_docs(),
+        rules=_rule_docs(),
         source_root=Path(os.path.commonpath(roots)),
         cwd=cwd,
         reference_url=REFERENCE_URL,
@@ -478,7 +489,7 @@ def _render(
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
-        return render_statistics(findings, rule_docs(), options.machine)
+        return render_statistics(findings, _rule_docs(), options.machine)
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
         return machine(_report(results, found, cwd, edits=options.output_format in _WITH_EDITS))

@@ -1,9 +1,10 @@
-"""The pipeline: plan (root, settings, files) -> read and key every file -> index each file once -> link the
-project -> run rules -> filter findings (test code, per-file ignores, suppression comments) -> decide which of
-the findings kept can be fixed (from the facts: nothing is parsed again) -> narrow them to the paths asked about.
+"""The pipeline: plan (root, settings, files) -> read and key every file -> check the project
+(``dispatchlint/check.py``: index each file once, link, run rules, filter findings, decide which can be fixed)
+-> narrow the findings to the paths asked about.
 
 A run that needs only findings may be answered from the results of an identical earlier run, stored before they
-were narrowed (``dispatchlint/results_cache.py``)."""
+were narrowed (``dispatchlint/results_cache.py``): such a run loads none of the check's stages (no libcst, no
+linker, no rule's check, no fix decision), only what plans the run, reads the files and prints the findings."""
 
 from __future__ import annotations
 
@@ -12,21 +13,20 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dispatchlint.analysis._parse import collecting_only_new_objects
-from dispatchlint.analysis.cache import FactsCache, index_read, read_files, user_cache_folder
-from dispatchlint.analysis.configured import unresolved_settings
-from dispatchlint.analysis.discover import Ignores, PathMatcher, SourceFile, discover, find_root, module_name
-from dispatchlint.analysis.link import Project, link_project
+from dispatchlint.analysis.cache import FactsCache, read_files, user_cache_folder
+from dispatchlint.analysis.discover import Ignores, SourceFile, discover, find_root, module_name
 from dispatchlint.config import Config, ConfigError, declares_project, load_config
-from dispatchlint.findings import Applicability, Finding, without_fix
-from dispatchlint.fix import Fixability
+from dispatchlint.findings import Finding
 from dispatchlint.problems import Problem, ProblemKind
-from dispatchlint.results_cache import ProjectResults, load_results, results_key, store_results
-from dispatchlint.rules import Rule, all_rules
-from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
-from dispatchlint.suppress import PerFileIgnores, SuppressionIndex, covers
+from dispatchlint.results_cache import load_results, results_key, store_results
+from dispatchlint.rules import RULES
+from dispatchlint.suppress import covers
+
+if TYPE_CHECKING:
+    from dispatchlint.analysis.link import Project
+    from dispatchlint.fix import Fixability
 
 
 class UsageError(Exception):
@@ -72,7 +72,8 @@ class RunPlan:
     #: The file the settings come from (None: no file, every default).
     config_source: Optional[Path]
     config: Config
-    rules: Tuple[Rule, ...]
+    #: The codes of the rules that run.
+    rules: Tuple[str, ...]
     #: Every file of the project that is analysed, discovered or named on the command line.
     files: Tuple[SourceFile, ...]
     #: The paths whose findings are reported.
@@ -84,6 +85,11 @@ class RunPlan:
 
     def reported(self, source: SourceFile) -> bool:
         return self.concerns(source.relative)
+
+    def reports(self, finding: Finding) -> bool:
+        """Whether the finding lies under the targets or refers to a place there (its table, gate or schema):
+        the commit that unwraps a table fails on the dispatch sites it re-opens in other files."""
+        return self.concerns(finding.path) or any(self.concerns(item.path) for item in finding.related)
 
     def concerns(self, relative: str) -> bool:
         """Whether the root-relative POSIX path ``relative`` lies under one of the targets."""
@@ -136,27 +142,26 @@ class RunResult:
         return tuple(problem for problem in self.problems if problem.kind.fails_run)
 
 
-def select_rules(select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()) -> List[Rule]:
-    """The rules to run: ``select`` codes or prefixes (default: the default rules) and ``extend_select``, minus
-    ``ignore``."""
-    rules = all_rules()
+def select_rules(select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()) -> List[str]:
+    """The codes of the rules to run: ``select`` codes or prefixes (default: the default rules) and
+    ``extend_select``, minus ``ignore``."""
     check_codes(list(select) + list(extend_select) + list(ignore), "rule code or prefix")
 
     def matches(code: str, selectors: Sequence[str]) -> bool:
         return any(s.upper() == "ALL" or covers(s, code) for s in selectors)
 
     chosen = [
-        cls
-        for code, cls in rules.items()
-        if (matches(code, select) if select else cls.default) or matches(code, extend_select)
+        code
+        for code, entry in RULES.items()
+        if (matches(code, select) if select else entry.default) or matches(code, extend_select)
     ]
-    return [cls() for cls in chosen if not matches(cls.code, ignore)]
+    return [code for code in chosen if not matches(code, ignore)]
 
 
 def check_codes(selectors: Sequence[str], what: str) -> None:
     """Raise a usage error for a code or prefix that covers no rule."""
     for selector in selectors:
-        if selector.upper() != "ALL" and not any(covers(selector, code) for code in all_rules()):
+        if selector.upper() != "ALL" and not any(covers(selector, code) for code in RULES):
             raise UsageError(f"unknown {what}: {selector!r} (see --list-rules)")
 
 
@@ -237,8 +242,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     started = time.perf_counter()
     key = None
     if cache is not None and options.reuse_results:
-        rules = [rule.code for rule in plan.rules]
-        key = results_key(plan.root, plan.config, rules, read.files, read.problems)
+        key = results_key(plan.root, plan.config, plan.rules, read.files, read.problems)
     results = load_results(cache, plan.root, key) if cache is not None and key is not None else None
     project: Optional[Project] = None
     fixability: Optional[Fixability] = None
@@ -246,43 +250,14 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         file_times = {item.source.relative: None for item in read.files}
         stages: Tuple[Tuple[str, float], ...] = (("stored results", time.perf_counter() - started),)
     else:
-        jobs = options.jobs or os.cpu_count() or 1
-        with collecting_only_new_objects():  # the facts read from the cache, frozen as decoded, until the end
-            indexed = index_read(read.files, cache, jobs, file_times, options.progress)
-            errors.extend(indexed.problems)
-            started = time.perf_counter()
-            with collecting_only_new_objects():  # all the facts: millions of long-lived records, in no cycle
-                project = link_project(indexed.modules, plan.config)
-                linked = time.perf_counter()
-                suppressions = SuppressionIndex(indexed.modules, all_rules())
-                kept = _check(project, suppressions, plan)
-                checked = time.perf_counter()
-                fixability = Fixability(project, options.contents)
-                decided = _decided_all(fixability, kept, plan, everything=key is not None)
-            results = ProjectResults(
-                decided,
-                tuple(
-                    Problem(
-                        m.path,
-                        ProblemKind.PARSE_ERROR,
-                        m.parse_error.message,
-                        m.parse_error.span.line,
-                        m.parse_error.span.column,
-                    )
-                    for m in indexed.modules
-                    if m.parse_error is not None
-                ),
-                tuple(suppressions.unknown_codes()),
-                tuple(unresolved_settings(project)),
-            )
-            if cache is not None and key is not None and not indexed.problems:  # a failed file is indexed again
-                store_results(cache, plan.root, key, results)
-        stages = (
-            ("link", linked - started),
-            ("rules", checked - linked),
-            ("fixability", time.perf_counter() - checked),
-        )
-    reported = (f for f in results.findings if _concerns(f, plan))
+        from dispatchlint.check import check_project  # the stages that index, link and check: only on a miss
+
+        checked = check_project(plan, options, read.files, cache, file_times, everything=key is not None)
+        project, fixability, results, stages = checked.project, checked.fixability, checked.results, checked.stages
+        errors.extend(checked.problems)
+        if cache is not None and key is not None and not checked.problems:  # a failed file is indexed again
+            store_results(cache, plan.root, key, results)
+    reported = (f for f in results.findings if plan.reports(f))
     shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in reported), key=Finding.sort_key))
     warnings = [
         f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
@@ -308,53 +283,6 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         len(plan.files),
         reported_files,
     )
-
-
-def _check(project: Project, suppressions: SuppressionIndex, plan: RunPlan) -> List[Finding]:
-    """Run the chosen rules and keep what may be reported: not ignored for its file, not suppressed in the code (a
-    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), not in test code."""
-    per_file = PerFileIgnores(plan.config.per_file_ignores)
-    kept = []
-    for rule in plan.rules:
-        for finding in rule.check(project):
-            lines = not isinstance(rule, UnusedSuppression)
-            if not per_file.ignores(finding) and not suppressions.hides(finding, lines=lines):
-                kept.append(finding)
-    tests = PathMatcher(plan.config.test_paths)
-    return [finding for finding in kept if not tests.matches(finding.path)]
-
-
-def _decided_all(
-    fixability: Fixability, findings: Sequence[Finding], plan: RunPlan, everything: bool
-) -> Tuple[Finding, ...]:
-    """The findings that concern the targets with their fix markers, decided first and in their order (the
-    order ``--fix`` names generated code in); with ``everything``, the others too (for results kept for any
-    later run), else left out."""
-    decided = {id(finding): _decided(fixability, finding) for finding in findings if _concerns(finding, plan)}
-    return tuple(
-        decided[id(finding)] if id(finding) in decided else _decided(fixability, finding)
-        for finding in findings
-        if everything or id(finding) in decided
-    )
-
-
-def _decided(fixability: Fixability, finding: Finding) -> Finding:
-    """The finding with its fix marker: kept when its subject can be fixed, else none (and the reason why)."""
-    if finding.subject is None:
-        return finding
-    decision = fixability.decide(finding.subject)
-    for also in finding.also_fixes:  # decided now, in the order found, as --fix applies them
-        fixability.decide(also)
-    if decision.fix is not None:
-        return finding
-    message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
-    return replace(finding, message=message, applicability=Applicability.NONE)
-
-
-def _concerns(finding: Finding, plan: RunPlan) -> bool:
-    """Whether the finding lies under the targets or refers to a place there (its table, gate or schema): the
-    commit that unwraps a table fails on the dispatch sites it re-opens in other files."""
-    return plan.concerns(finding.path) or any(plan.concerns(item.path) for item in finding.related)
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:

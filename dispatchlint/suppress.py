@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.discover import PathMatcher
-from dispatchlint.analysis.facts import ModuleFacts, Suppression, SuppressionScope
+from dispatchlint.analysis.locations import Suppression, SuppressionScope
 
 if TYPE_CHECKING:  # the rules import this module: DL002 judges what it records
-    from dispatchlint.rules import Finding
+    from dispatchlint.analysis.facts import ModuleFacts
+    from dispatchlint.findings import Finding
 
 #: A use of a suppression: the file, the suppression, and the code that hid a finding (None: a bare one).
 _Use = Tuple[str, Suppression, Optional[str]]

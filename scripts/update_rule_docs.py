@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from dispatchlint.rules import all_rules  # noqa: F401  (registers every rule)
 from dispatchlint.rules._reference import render_reference
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def test_a_malformed_entry_in_the_users_cache_is_a_miss(run_cli, project: Path, 
     damage(data)
     entry.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(_facts_json.InvalidFacts):
-        _facts_json.loads(entry.read_text(encoding="utf-8"))
+        _facts_json.loads_record(entry.read_text(encoding="utf-8"), ModuleFacts)
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
 
 
@@ -158,7 +158,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_fil
 def test_facts_round_trip_through_json(fixture: str) -> None:
     for source in discover(FIXTURES / fixture, Ignores(FIXTURES / fixture, ())).files:
         facts = index_source(source.relative, source.module, source.is_package, source.path.read_bytes())
-        assert _facts_json.loads(_facts_json.dumps(facts)) == facts
+        assert _facts_json.loads_record(_facts_json.dumps(facts), ModuleFacts) == facts
 
 
 def test_facts_with_a_lone_surrogate_are_cached_and_read_back(tmp_path) -> None:
@@ -169,4 +169,4 @@ def test_facts_with_a_lone_surrogate_are_cached_and_read_back(tmp_path) -> None:
     facts = index_source("m.py", "m", False, b'TOOLS = {"\\ud800": print}\n')
     text = _facts_json.dumps(facts)
     text.encode("utf-8")  # what the cache writes
-    assert _facts_json.loads(text) == facts
+    assert _facts_json.loads_record(text, ModuleFacts) == facts

@@ -233,7 +233,8 @@ def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli, monkeypatch)
 
 
 def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
-    from dispatchlint.analysis.cache import index_read, read_files
+    from dispatchlint.analysis.cache import read_files
+    from dispatchlint.analysis.indexing import index_read
     from dispatchlint.analysis.discover import Ignores, discover
 
     for number in range(70):  # enough files to use worker processes

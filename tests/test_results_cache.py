@@ -5,13 +5,38 @@ that is not exactly valid results changes nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import List
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, subprocess_env
 from fixproject import copy_project
+
+#: The stages a run answered from stored results has no use for (each a module or a package).
+_STAGES = (
+    "libcst",
+    "multiprocessing",
+    "dispatchlint.analysis.facts",
+    "dispatchlint.analysis.index",
+    "dispatchlint.analysis.indexing",
+    "dispatchlint.analysis.link",
+    "dispatchlint.check",
+    "dispatchlint.fix._fixable",
+    "dispatchlint.fix._run",
+    "dispatchlint.rules._base",
+    "dispatchlint.runtime",
+)
+#: Runs the command on its arguments, then prints which of the stages it loaded.
+_PROBE = f"""
+import contextlib, io, json, sys
+from dispatchlint.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+print(json.dumps(sorted(s for s in {_STAGES!r} if any(m == s or m.startswith(s + ".") for m in sys.modules))))
+"""
 
 
 @pytest.fixture
@@ -116,3 +141,18 @@ def test_runs_that_need_the_linked_project_never_reuse_results(run_cli, project:
     for args in (["--output-format", "json"], ["--diff"], ["--graph"]):
         result = run_cli(project, "-v", *args, cache=True)
         assert "link" in _stages(result.stderr), args
+
+
+def _loaded_stages(project: Path, tmp_path: Path, *args: str) -> List[str]:
+    env = {**subprocess_env(), "DISPATCHLINT_CACHE_DIR": str(tmp_path / "user-cache")}
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def test_a_run_answered_from_stored_results_loads_none_of_the_stages(project: Path, tmp_path: Path) -> None:
+    """No libcst, no facts' classes, no indexer, linker, rule check or fix decision: the results need none."""
+    filled = _loaded_stages(project, tmp_path, "taskbot/loop.py")
+    assert {"libcst", "dispatchlint.analysis.link", "dispatchlint.check", "dispatchlint.rules._base"} <= set(filled)
+    assert _loaded_stages(project, tmp_path, "taskbot/loop.py") == []
+    assert _loaded_stages(project, tmp_path, ".") == []

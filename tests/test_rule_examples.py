@@ -8,7 +8,8 @@ from typing import List, Tuple
 import pytest
 
 from conftest import write_project
-from dispatchlint.rules import Case, Rule, all_rules
+from dispatchlint.rules import all_rules
+from dispatchlint.rules._base import Case, Rule
 
 CASES: List[Tuple[str, str, Case]] = [
     (code, kind, case)

@@ -17,8 +17,6 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable, Dict, Hashable, List, Tuple, Type, TypeVar, cast
 
-from dispatchlint.analysis.facts import ModuleFacts
-
 _TAG = "@"
 _NONE_TYPE = type(None)
 _Decoder = Callable[[Any], Any]
@@ -26,17 +24,12 @@ _Record = TypeVar("_Record")
 
 
 class InvalidFacts(ValueError):
-    """A stored entry that is not a well-formed :class:`ModuleFacts`."""
+    """A stored entry that is not exactly a well-formed record of the class asked for."""
 
 
 def dumps(record: Any) -> str:
     """``record`` (a dataclass) as ASCII JSON: a lone surrogate in a string literal must not fail the write."""
     return json.dumps(_encode(record), separators=(",", ":"), ensure_ascii=True)
-
-
-def loads(text: str) -> ModuleFacts:
-    """The facts ``text`` holds; raise :class:`InvalidFacts` unless every part of it has its declared type."""
-    return loads_record(text, ModuleFacts)
 
 
 def loads_record(text: str, cls: Type[_Record]) -> _Record:

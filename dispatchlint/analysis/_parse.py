@@ -19,7 +19,7 @@ import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, Optional, TypeVar
 
-from dispatchlint.analysis.facts import ParseError, ParseErrorKind, Span
+from dispatchlint.analysis.locations import ParseError, ParseErrorKind, Span
 
 _T = TypeVar("_T")
 

@@ -1,4 +1,4 @@
-"""Index files once per content: a per-user cache of facts, and parallel indexing of the rest.
+"""The per-user cache, and the files a run reads, keyed for it.
 
 A file's facts depend only on its bytes, its path and module name, and the code of the indexer (its source
 files, hashed once per process), so that is the key; the configuration only matters from linking on and is not
@@ -11,8 +11,8 @@ user and no one else can write to it. Entries are JSON (reading one cannot run c
 against the facts' dataclasses; an entry that is malformed, incomplete or of another version is a miss. A cache
 that cannot be written is a warning, and a failed write leaves no temporary file behind.
 
-Facts of files not in the cache are computed in worker processes when there are enough of them to pay for the
-processes.
+This module reads and writes entries as text: what they hold is decoded by the stages that store them
+(``dispatchlint/analysis/indexing.py`` the facts, ``dispatchlint/results_cache.py`` a project's results).
 """
 
 from __future__ import annotations
@@ -22,23 +22,16 @@ import os
 import stat
 import sys
 import tempfile
-import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 from dispatchlint import __version__
-from dispatchlint.analysis import _facts_json
-from dispatchlint.analysis._parse import on_deep_stack, without_cycle_collection
 from dispatchlint.analysis.discover import SkippedFile, SourceFile, read_source
-from dispatchlint.analysis.facts import ModuleFacts
 from dispatchlint.problems import Problem, ProblemKind
 
 #: Set to a folder to keep the cache there instead of the user's cache folder.
 CACHE_ENVIRONMENT_VARIABLE = "DISPATCHLINT_CACHE_DIR"
 _FORMAT = 3
-#: The kind of entry that holds one file's facts.
-_FACTS = "facts"
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -60,10 +53,6 @@ def source_fingerprint(paths: Iterable[Path]) -> str:
 _ANALYSIS_FINGERPRINT = source_fingerprint(
     sorted(_PACKAGE.joinpath("analysis").glob("*.py")) + [_PACKAGE / "runtime" / "contract.py"]
 )
-#: Below this many files to index, worker processes cost more than they save.
-_PARALLEL_THRESHOLD = 64
-#: Files a worker indexes per task: few enough to balance the workers, enough to pay for the round trip.
-_BATCH = 16
 
 
 def user_cache_folder() -> Path:
@@ -97,21 +86,6 @@ class FactsCache:
             digest.update(part.encode("utf-8") + b"\0")
         digest.update(data)
         return digest.hexdigest()
-
-    def load(self, key: str, source: SourceFile) -> Optional[ModuleFacts]:
-        """The stored facts of ``source``, or None (no entry, an entry that is not exactly valid facts)."""
-        text = self.read(_FACTS, key)
-        if text is None:
-            return None
-        try:
-            facts = _facts_json.loads(text)
-        except _facts_json.InvalidFacts:
-            return None
-        same_file = (facts.path, facts.module, facts.is_package) == (source.relative, source.module, source.is_package)
-        return facts if same_file else None
-
-    def store(self, key: str, facts: ModuleFacts) -> None:
-        self.write(_FACTS, key, _facts_json.dumps(facts))
 
     def read(self, kind: str, key: str) -> Optional[str]:
         """The text stored as ``kind`` under ``key`` (None: none, or the cache is not used)."""
@@ -167,36 +141,6 @@ class FactsCache:
         return self.folder / f"{kind}-{_FORMAT}" / key[:2] / f"{key}.json"
 
 
-class Indexed(NamedTuple):
-    """What indexing a project's files gives."""
-
-    modules: List[ModuleFacts]
-    #: Files that could not be read, were skipped or that the analyzer failed on, one problem each.
-    problems: List[Problem]
-    #: A cache that could not be used; the run does not fail for it.
-    warnings: List[str]
-
-
-def _index_batch(jobs: Sequence[Tuple[str, str, bool, bytes]]) -> List[Tuple[Union[ModuleFacts, Problem], float]]:
-    """A worker's share: the files indexed one after the other on one deep-stack thread."""
-    return on_deep_stack(lambda: [_index_one(job) for job in jobs])
-
-
-def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
-    """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
-    the seconds it took."""
-    from dispatchlint.analysis.index import IndexFailure, index_source  # libcst loads only when a file is indexed
-
-    started = time.perf_counter()
-    try:
-        facts: Union[ModuleFacts, Problem] = index_source(*job)
-    except IndexFailure as failure:  # reported per file, with exit code 2
-        facts = Problem(job[0], ProblemKind.INTERNAL, f"{failure}; please report it")
-    except Exception as error:  # noqa: BLE001 - the same, for a failure outside the indexer's own stages
-        facts = Problem(job[0], ProblemKind.INTERNAL, f"{IndexFailure('indexing', error)}; please report it")
-    return facts, time.perf_counter() - started
-
-
 class ReadFile(NamedTuple):
     """A file's bytes as this run analyses them, and its facts' cache key ("" without a cache)."""
 
@@ -234,54 +178,3 @@ def read_files(
             continue
         read.append(ReadFile(source, data, cache.key(source, data) if cache is not None else ""))
     return ReadFiles(read, problems)
-
-
-def index_read(
-    files: Sequence[ReadFile],
-    cache: Optional[FactsCache],
-    jobs: int,
-    timings: Optional[Dict[str, Optional[float]]] = None,
-    progress: Optional[Callable[[int, int], None]] = None,
-) -> Indexed:
-    """Facts for every file read (in order): from the cache, else indexed (on ``jobs`` processes when there are
-    enough). ``timings`` receives the seconds each file took to index (None: from the cache); ``progress`` is
-    told after each file indexed how many of how many are done."""
-    errors: List[Problem] = []
-    slots: List[Optional[ModuleFacts]] = []
-    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
-    with without_cycle_collection(long_lived=True):  # decoded facts: millions of records alive, in no cycle
-        for source, data, key in files:
-            cached = cache.load(key, source) if cache is not None else None
-            if cached is None:
-                pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
-            elif timings is not None:
-                timings[source.relative] = None
-            slots.append(cached)
-    jobs_for_work = [job for _, _, job in pending]
-    computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
-    if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
-        batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool, without_cycle_collection(long_lived=True):  # unpickled
-            for batch in pool.map(_index_batch, batches):
-                computed.extend(batch)
-                if progress is not None:
-                    progress(len(computed), len(jobs_for_work))
-    else:
-
-        def index_all() -> None:  # on one deep-stack thread, not one per file
-            for job in jobs_for_work:
-                computed.append(_index_one(job))
-                if progress is not None:
-                    progress(len(computed), len(jobs_for_work))
-
-        on_deep_stack(index_all)
-    for (slot, key, job), (facts, seconds) in zip(pending, computed):
-        if timings is not None:
-            timings[job[0]] = seconds
-        if isinstance(facts, Problem):
-            errors.append(facts)
-            continue
-        slots[slot] = facts
-        if cache is not None:
-            cache.store(key, facts)
-    return Indexed([facts for facts in slots if facts is not None], errors, cache.warnings if cache else [])

@@ -11,25 +11,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Dict, Optional, Tuple, Union
 
-
-@dataclass(frozen=True)
-class Span:
-    """A 1-based source range."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-
-@dataclass(frozen=True)
-class Location:
-    """A place a finding points to and what happens there: a related location (the table, the gate), or a step
-    of its trace (the source of the model's arguments, a call that hands them on, the sink)."""
-
-    path: str
-    span: Span
-    message: str
+from dispatchlint.analysis.locations import Location as Location
+from dispatchlint.analysis.locations import ParseError as ParseError
+from dispatchlint.analysis.locations import ParseErrorKind as ParseErrorKind
+from dispatchlint.analysis.locations import Span as Span
+from dispatchlint.analysis.locations import Suppression as Suppression
+from dispatchlint.analysis.locations import SuppressionScope as SuppressionScope
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -365,41 +352,6 @@ class ClassDef:
     #: As for functions: a registering decorator puts the class in a table (``@register_tool("search")``).
     decorators: Tuple[ValueRef, ...] = ()
     decorator_keys: Tuple[Optional[str], ...] = ()
-
-
-class SuppressionScope(str, Enum):
-    """What a suppression comment covers."""
-
-    LINE = "line"
-    FILE = "file"
-
-
-@dataclass(frozen=True)
-class Suppression:
-    """A suppression comment: ``# dispatchlint: ignore[DL101]``, ``# noqa: DL101`` (one line) or
-    ``# dispatchlint: ignore-file[DL101]`` (the whole file)."""
-
-    scope: SuppressionScope
-    #: The directive inside the comment; a line suppression covers the findings that start on its line.
-    span: Span
-    #: Rule codes or prefixes as written (upper-cased); empty: every rule.
-    codes: Tuple[str, ...]
-    #: A noqa comment, shared with other linters: one without codes is never judged unused.
-    noqa: bool = False
-
-
-class ParseErrorKind(Enum):
-    """Who refuses the file: Python itself (a syntax error), or only libcst (Python runs it; it goes unanalysed)."""
-
-    PYTHON = "python"
-    LIBCST = "libcst"
-
-
-@dataclass(frozen=True)
-class ParseError:
-    message: str
-    span: Span
-    kind: ParseErrorKind = ParseErrorKind.PYTHON
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,26 +14,35 @@ The pipeline, one small module each:
   ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 from dispatchlint.fix._diff import render_diff
 from dispatchlint.fix._errors import FixError
-from dispatchlint.fix._fixable import Decision, Fixability
 from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._write import write_all
 
 if TYPE_CHECKING:
+    from dispatchlint.fix._fixable import Decision, Fixability
     from dispatchlint.fix._run import FixOutcome, FixPreview, plan_fixes
+
+#: The fix stage itself, by the module that holds each name: imported on first use. ``Fixability`` reads the
+#: linked project (only a run that links one needs it); ``plan_fixes`` and the previews load libcst (only a run
+#: that rewrites files, or shows how, needs them). What stays is what the command needs to be ready to fix.
+_STAGE = {
+    "Decision": "_fixable",
+    "Fixability": "_fixable",
+    "FixOutcome": "_run",
+    "FixPreview": "_run",
+    "plan_fixes": "_run",
+}
 
 
 def __getattr__(name: str) -> object:
-    """``plan_fixes``, ``FixPreview`` and ``FixOutcome`` load libcst: only a run that rewrites files (or shows how)
-    imports them."""
-    if name in ("FixOutcome", "FixPreview", "plan_fixes"):
-        from dispatchlint.fix import _run
-
-        return getattr(_run, name)
+    if name in _STAGE:
+        module = importlib.import_module(f"{__name__}.{_STAGE[name]}")
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

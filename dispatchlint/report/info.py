@@ -77,7 +77,7 @@ def settings_of(plan: "RunPlan") -> Dict[str, Any]:
         "root": str(plan.root),
         "config": str(plan.config_source) if plan.config_source else None,
         "cache": str(plan.cache) if plan.cache else None,
-        "rules": [rule.code for rule in plan.rules],
+        "rules": list(plan.rules),
     }
     for item in dataclasses.fields(config):
         value = getattr(config, item.name)

@@ -17,6 +17,7 @@ from dispatchlint.analysis.facts import ModuleFacts, Span
 from dispatchlint.analysis.link import LinkedTable, Project, Site
 from dispatchlint.analysis.link.catalog import Catalog
 from dispatchlint.findings import Applicability, Finding, FixSubject, Related, SubjectKind
+from dispatchlint.rules import RULES
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class Rule:
 
     code: ClassVar[str]
     name: ClassVar[str]
-    #: Enabled without ``--select``.
-    default: ClassVar[bool] = True
+    #: Enabled without ``--select``: set from the rule's entry in the package's table (``RULES``).
+    default: ClassVar[bool]
     VALID: ClassVar[List[Case]] = []
     INVALID: ClassVar[List[Case]] = []
 
@@ -44,6 +45,10 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if cls.code in Rule.registry:
             raise TypeError(f"duplicate rule code {cls.code}")
+        entry = RULES.get(cls.code)
+        if entry is None or cls.__module__ != f"dispatchlint.rules.{entry.module}":
+            raise TypeError(f"rule {cls.code} is not in dispatchlint.rules.RULES under its module {cls.__module__}")
+        cls.default = entry.default
         Rule.registry[cls.code] = cls
 
     @classmethod

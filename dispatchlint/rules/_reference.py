@@ -7,12 +7,13 @@ from typing import Dict
 
 from dispatchlint import __version__
 from dispatchlint.report._model import Level, RuleDoc
+from dispatchlint.rules import all_rules
 from dispatchlint.rules._base import Rule
 
 
 def render_reference() -> str:
     """Every rule's documentation, in code order, as one Markdown page."""
-    rules = [Rule.registry[code] for code in sorted(Rule.registry)]
+    rules = list(all_rules().values())
     lines = [
         "# Rules",
         "",
@@ -44,8 +45,7 @@ def _what_it_does(rule: "type[Rule]") -> str:
 def rule_docs() -> Dict[str, RuleDoc]:
     """What the machine formats say about each rule: level, a one-sentence summary, the documentation, its URL."""
     docs = {}
-    for code in sorted(Rule.registry):
-        rule = Rule.registry[code]
+    for code, rule in all_rules().items():
         description = _what_it_does(rule)
         sentences = [s for s in _SENTENCE_END.split(description) if not s.startswith("Opt-in")]
         docs[code] = RuleDoc(

@@ -72,7 +72,6 @@ class UnusedSuppression(Rule):
 
     code = "DL002"
     name = "unused-suppression"
-    default = False
     VALID = [
         Case(_project("  # dispatchlint: ignore[DL101]")),
         Case(_project("  # noqa: DL1")),

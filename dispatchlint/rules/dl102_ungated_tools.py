@@ -68,7 +68,6 @@ class UngatedTools(Rule):
 
     code = "DL102"
     name = "ungated-tools"
-    default = False
     VALID = [
         Case(
             {

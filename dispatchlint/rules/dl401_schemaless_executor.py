@@ -49,7 +49,6 @@ class SchemalessExecutor(Rule):
 
     code = "DL401"
     name = "schemaless-executor"
-    default = False
     VALID = [
         Case({"agent/__init__.py": "", "agent/gate.py": _GATE, "agent/registry.py": _REGISTRY}),
         Case({"agent/__init__.py": "", "agent/loop.py": _OFFERED}),

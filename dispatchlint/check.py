@@ -1,0 +1,132 @@
+"""A project checked afresh, for a run that stored results cannot answer: index what the facts cache lacks, link
+the project, run the rules, filter the findings (per-file ignores, suppression comments, test code) and decide
+which of them can be fixed (from the facts: nothing is parsed again).
+
+The engine imports this module only then: a run answered from stored results loads none of these stages.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from dispatchlint.analysis._parse import collecting_only_new_objects
+from dispatchlint.analysis.cache import FactsCache, ReadFile
+from dispatchlint.analysis.configured import unresolved_settings
+from dispatchlint.analysis.discover import PathMatcher
+from dispatchlint.analysis.indexing import index_read
+from dispatchlint.analysis.link import Project, link_project
+from dispatchlint.findings import Applicability, Finding, without_fix
+from dispatchlint.fix import Fixability
+from dispatchlint.problems import Problem, ProblemKind
+from dispatchlint.results_cache import ProjectResults
+from dispatchlint.rules import RULES, all_rules
+from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
+from dispatchlint.suppress import PerFileIgnores, SuppressionIndex
+
+if TYPE_CHECKING:
+    from dispatchlint.engine import RunOptions, RunPlan
+
+
+class Checked(NamedTuple):
+    """A project checked afresh."""
+
+    project: Project
+    fixability: Fixability
+    #: The findings kept, with their fix markers: those that concern the plan's targets, or every one.
+    results: ProjectResults
+    #: Files that could not be indexed (a bug of ours, named per file).
+    problems: List[Problem]
+    #: Seconds spent in each stage after indexing (``link``, ``rules``, ``fixability``).
+    stages: Tuple[Tuple[str, float], ...]
+
+
+def check_project(
+    plan: "RunPlan",
+    options: "RunOptions",
+    files: Sequence[ReadFile],
+    cache: Optional[FactsCache],
+    file_times: Dict[str, Optional[float]],
+    everything: bool,
+) -> Checked:
+    """Check the whole project of ``plan``: ``everything`` decides the fix markers of every finding (results kept
+    for any later run), not only of those its targets concern."""
+    jobs = options.jobs or os.cpu_count() or 1
+    with collecting_only_new_objects():  # the facts read from the cache, frozen as decoded, until the end
+        indexed = index_read(files, cache, jobs, file_times, options.progress)
+        started = time.perf_counter()
+        with collecting_only_new_objects():  # all the facts: millions of long-lived records, in no cycle
+            project = link_project(indexed.modules, plan.config)
+            linked = time.perf_counter()
+            suppressions = SuppressionIndex(indexed.modules, RULES)
+            kept = _check(project, suppressions, plan)
+            checked = time.perf_counter()
+            fixability = Fixability(project, options.contents)
+            decided = _decided_all(fixability, kept, plan, everything)
+        results = ProjectResults(
+            decided,
+            tuple(
+                Problem(
+                    m.path,
+                    ProblemKind.PARSE_ERROR,
+                    m.parse_error.message,
+                    m.parse_error.span.line,
+                    m.parse_error.span.column,
+                )
+                for m in indexed.modules
+                if m.parse_error is not None
+            ),
+            tuple(suppressions.unknown_codes()),
+            tuple(unresolved_settings(project)),
+        )
+    stages = (
+        ("link", linked - started),
+        ("rules", checked - linked),
+        ("fixability", time.perf_counter() - checked),
+    )
+    return Checked(project, fixability, results, indexed.problems, stages)
+
+
+def _check(project: Project, suppressions: SuppressionIndex, plan: "RunPlan") -> List[Finding]:
+    """Run the chosen rules and keep what may be reported: not ignored for its file, not suppressed in the code (a
+    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), not in test code."""
+    per_file = PerFileIgnores(plan.config.per_file_ignores)
+    rules = all_rules()
+    kept = []
+    for code in plan.rules:
+        rule = rules[code]()
+        for finding in rule.check(project):
+            lines = not isinstance(rule, UnusedSuppression)
+            if not per_file.ignores(finding) and not suppressions.hides(finding, lines=lines):
+                kept.append(finding)
+    tests = PathMatcher(plan.config.test_paths)
+    return [finding for finding in kept if not tests.matches(finding.path)]
+
+
+def _decided_all(
+    fixability: Fixability, findings: Sequence[Finding], plan: "RunPlan", everything: bool
+) -> Tuple[Finding, ...]:
+    """The findings that concern the targets with their fix markers, decided first and in their order (the
+    order ``--fix`` names generated code in); with ``everything``, the others too (for results kept for any
+    later run), else left out."""
+    decided = {id(finding): _decided(fixability, finding) for finding in findings if plan.reports(finding)}
+    return tuple(
+        decided[id(finding)] if id(finding) in decided else _decided(fixability, finding)
+        for finding in findings
+        if everything or id(finding) in decided
+    )
+
+
+def _decided(fixability: Fixability, finding: Finding) -> Finding:
+    """The finding with its fix marker: kept when its subject can be fixed, else none (and the reason why)."""
+    if finding.subject is None:
+        return finding
+    decision = fixability.decide(finding.subject)
+    for also in finding.also_fixes:  # decided now, in the order found, as --fix applies them
+        fixability.decide(also)
+    if decision.fix is not None:
+        return finding
+    message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
+    return replace(finding, message=message, applicability=Applicability.NONE)
