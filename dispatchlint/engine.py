@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 
 from dispatchlint.analysis.cache import FactsCache, read_files, user_cache_folder
 from dispatchlint.analysis.discover import Ignores, SourceFile, discover, find_root, module_name
+from dispatchlint.analysis.locations import Location
 from dispatchlint.config import Config, ConfigError, declares_project, load_config
 from dispatchlint.findings import Finding
 from dispatchlint.problems import Problem, ProblemKind
@@ -257,8 +258,15 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         errors.extend(checked.problems)
         if cache is not None and key is not None and not checked.problems:  # a failed file is indexed again
             store_results(cache, plan.root, key, results)
+    shown_paths: Dict[str, str] = {}
+
+    def shown_path(path: str) -> str:  # the findings of a project name few files, many times
+        if path not in shown_paths:
+            shown_paths[path] = _shown(path, plan.root, cwd)
+        return shown_paths[path]
+
     reported = (f for f in results.findings if plan.reports(f))
-    shown = tuple(sorted((_relative_to_cwd(f, plan.root, cwd) for f in reported), key=Finding.sort_key))
+    shown = tuple(sorted((_relative_to_cwd(f, shown_path) for f in reported), key=Finding.sort_key))
     warnings = [
         f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
         f"unknown rule code {item.code!r} in a suppression comment (see --list-rules)"
@@ -303,13 +311,19 @@ def _shown(path: str, root: Path, cwd: Path) -> str:
     return Path(os.path.relpath(root / path, cwd)).as_posix()
 
 
-def _relative_to_cwd(finding: Finding, root: Path, cwd: Path) -> Finding:
-    def rel(path: str) -> str:
-        return _shown(path, root, cwd)
+def _relative_to_cwd(finding: Finding, shown: Callable[[str], str]) -> Finding:
+    """The finding with its paths as ``shown`` gives them (relative to the working directory)."""
 
-    related = tuple(replace(item, path=rel(item.path)) for item in finding.related)
-    trace = tuple(replace(item, path=rel(item.path)) for item in finding.trace)
-    return replace(finding, path=rel(finding.path), related=related, trace=trace)
+    def moved(item: Location) -> Location:
+        path = shown(item.path)
+        return item if path == item.path else replace(item, path=path)
+
+    path = shown(finding.path)
+    related = tuple(moved(item) for item in finding.related)
+    trace = tuple(moved(item) for item in finding.trace)
+    if (path, related, trace) == (finding.path, finding.related, finding.trace):
+        return finding
+    return replace(finding, path=path, related=related, trace=trace)
 
 
 __all__ = [

@@ -87,6 +87,11 @@ class PathMatcher:
             regex = _glob_to_regex(pattern)
             prefix = "" if anchored else "(?:.*/)?"
             self._rules.append((re.compile(f"^{prefix}{regex}$"), negate, directory_only))
+        # Without a re-including pattern, any match excludes: one regex of them all decides (a run tests every
+        # file, and every folder of its path, against every pattern).
+        self._negates = any(negate for _, negate, _ in self._rules)
+        self._for_files = _either([regex for regex, _, directory_only in self._rules if not directory_only])
+        self._for_folders = _either([regex for regex, _, _ in self._rules])
 
     def matches(self, relative: str, is_dir: bool = False) -> bool:
         """Whether ``relative`` (posix, relative to the root) or one of its parent folders is excluded."""
@@ -100,6 +105,9 @@ class PathMatcher:
 
     def decide(self, candidate: str, is_dir: bool) -> Optional[bool]:
         """What the last pattern matching ``candidate`` itself says: excluded, re-included, or nothing."""
+        if not self._negates:
+            either = self._for_folders if is_dir else self._for_files
+            return True if either is not None and either.match(candidate) else None
         decision = None
         for regex, negate, directory_only in self._rules:
             if directory_only and not is_dir:
@@ -107,6 +115,11 @@ class PathMatcher:
             if regex.match(candidate):
                 decision = not negate
         return decision
+
+
+def _either(regexes: List[Pattern[str]]) -> Optional[Pattern[str]]:
+    """One regex matching what any of ``regexes`` matches (None: there are none)."""
+    return re.compile("|".join(f"(?:{regex.pattern})" for regex in regexes)) if regexes else None
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -172,12 +185,14 @@ class Ignores:
         self._gitignores: Dict[Path, Optional[PathMatcher]] = {}
         self._folders: Dict[Path, bool] = {}
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        """Whether ``path`` (absolute, under the root) is left out, by itself or by a folder above it."""
-        try:
-            relative = path.relative_to(self.root).as_posix()
-        except ValueError:
-            return False
+    def excluded(self, path: Path, is_dir: bool, relative: Optional[str] = None) -> bool:
+        """Whether ``path`` (absolute, under the root; ``relative`` to it, when the caller knows) is left out, by
+        itself or by a folder above it."""
+        if relative is None:
+            try:
+                relative = path.relative_to(self.root).as_posix()
+            except ValueError:
+                return False
         if relative == ".":
             return False
         return self._configured.matches(relative, is_dir) or self._git_ignored(path, is_dir)
@@ -230,7 +245,7 @@ def discover(
         kept = []
         for name in sorted(dirnames):
             child = folder_path / name
-            if ignores.excluded(child, is_dir=True):
+            if ignores.excluded(child, is_dir=True, relative=f"{relative_folder}/{name}" if relative_folder else name):
                 continue
             if declares_project(child):
                 subprojects.append(child)
@@ -238,23 +253,28 @@ def discover(
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py") or not _is_regular_or_unreadable(folder_path / name):
+            if not name.endswith(".py") or not _is_regular_or_unreadable(os.path.join(folder, name)):
                 continue
-            if ignores.excluded(folder_path / name, is_dir=False):
+            path = folder_path / name
+            relative = f"{relative_folder}/{name}" if relative_folder else name
+            if ignores.excluded(path, is_dir=False, relative=relative):
                 continue
-            relative = f"{relative_folder}/{name}".lstrip("/")
             module, is_package = module_name(relative, source_roots)
-            found.append(SourceFile(folder_path / name, relative, module, is_package))
+            found.append(SourceFile(path, relative, module, is_package))
     return Discovery(found, subprojects)
 
 
-def _is_regular_or_unreadable(path: Path) -> bool:
+def _is_regular_or_unreadable(path: str) -> bool:
     """Only regular files are source files (a FIFO named ``x.py`` would block the run that reads it); a file
     that cannot even be looked at is kept, so that reading it reports why."""
     try:
-        return stat.S_ISREG(path.stat().st_mode)
+        return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return True
+
+
+#: What a file that grows while it is read is read on by.
+_READ_CHUNK = 8192
 
 
 class SkippedFile(Exception):
@@ -268,16 +288,27 @@ def read_source(path: Path, max_bytes: int) -> bytes:
     place of a file after discovery is refused, never waited on.
     """
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(handle.fileno())
+    try:
+        status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             raise SkippedFile("not a regular file")
         if status.st_size > max_bytes:
             raise SkippedFile(f"{status.st_size:,} bytes, more than max-file-size ({max_bytes:,} bytes)")
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:  # it grew while it was read
+        # Read by its size, not by the limit: a read of max-file-size allocated a megabyte per file, most of a
+        # warm run's reading. What follows is a file that grew, read on up to the limit.
+        chunks = [os.read(descriptor, status.st_size + 1)]
+        size = len(chunks[0])
+        while size <= max_bytes:
+            chunk = os.read(descriptor, min(_READ_CHUNK, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(descriptor)
+    if size > max_bytes:  # it grew while it was read
         raise SkippedFile(f"more than max-file-size ({max_bytes:,} bytes)")
-    return data
+    return b"".join(chunks)
 
 
 def _source_roots(root: Path) -> Tuple[str, ...]:
