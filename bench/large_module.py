@@ -17,8 +17,9 @@ Times are CPU seconds (all threads) of the child, which another process's load d
 time (the whole run shows both); the machine is shared, so run it twice and read the spread. Indexing is
 linear when the per-KB column stays about constant from the smallest size to the largest. Peak memory is each
 child's maximum resident set. ``--profile KB`` prints the indexer's cProfile hot spots for a module of that
-size instead. ``--shape`` picks another module: ``branches`` (module-level names and ``if`` statements) and
-``constants`` (constants built from constants) are the shapes that once took quadratic and exponential time.
+size instead. ``--shape`` picks another module: ``branches`` (module-level names and ``if`` statements),
+``elif`` (one if/elif chain whose arms bind different names) and ``constants`` (constants built from
+constants) are the shapes that once took quadratic and exponential time.
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ SHAPES: Dict[str, Shape] = {
     "agent": Shape(_HEADER, _UNIT),
     # what took quadratic time: a thousand module-level names and a thousand ``if`` statements
     "branches": Shape("", "SETTING_{n} = load({n})\nif SETTING_{n}:\n    LIMIT_{n} = SETTING_{n} * 2\n"),
+    # what took quadratic time: a module-level if/elif chain whose arms bind different names
+    "elif": Shape("MODE = load()\nif MODE == -1:\n    NAME = 0\n", "elif MODE == {n}:\n    NAME_{n} = load({n})\n"),
     # what took exponential time: constants built from the two constants before them
     "constants": Shape(
         'BASE = {"type": "object", "properties": {"query": {"type": "string"}}}\n',
@@ -218,10 +221,14 @@ def write_project(root: Path, kilobytes: int, shape: str = "agent") -> Path:
 _FLOOR = """
 import sys, time, libcst
 from libcst.metadata import MetadataWrapper, PositionProvider
+from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
 source = open(sys.argv[1], 'rb').read()
-started = time.process_time()
-MetadataWrapper(libcst.parse_module(source), unsafe_skip_copy=True).resolve(PositionProvider)
-print(time.process_time() - started)
+def floor():
+    with deep_recursion():  # the stack the indexer runs on: an if/elif chain nests one level per arm
+        started = time.process_time()
+        MetadataWrapper(libcst.parse_module(source), unsafe_skip_copy=True).resolve(PositionProvider)
+        return time.process_time() - started
+print(on_deep_stack(floor))
 """
 
 #: Indexing alone (compile, parse, positions, facts), CPU seconds on stdout.

@@ -259,6 +259,53 @@ def run(call, strict):
     assert run_cli(write_project(tmp_path, files), "--format", "json").findings() == []
 
 
+@pytest.mark.parametrize(
+    "third_arm", ["coerce_tool_args(call.name, json.loads(call.arguments))", "json.loads(call.arguments)"]
+)
+def test_every_arm_of_an_elif_chain_must_gate(tmp_path: Path, run_cli, third_arm: str) -> None:
+    source = f"""
+import json
+from agent.gate import coerce_tool_args
+from agent.registry import REGISTRY
+
+def run(call, mode):
+    if mode == 1:
+        args = coerce_tool_args(call.name, json.loads(call.arguments))
+    elif mode == 2:
+        args = coerce_tool_args(call.name, {{}})
+    elif mode == 3:
+        args = {third_arm}
+    else:
+        args = coerce_tool_args(call.name, {{"query": "x"}})
+    return REGISTRY[call.name](**args)
+"""
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    gated = third_arm.startswith("coerce_tool_args")
+    expected = set() if gated else {("DL101", "agent/loop.py:15")}
+    assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == expected
+
+
+def test_what_an_elif_test_binds_holds_in_its_arm_and_every_later_one(tmp_path: Path, run_cli) -> None:
+    source = """
+import json
+from agent.registry import REGISTRY
+
+def run(tool_call, mode):
+    args = json.loads(tool_call.function.arguments)
+    if mode == "dry":
+        return None
+    elif (fn := REGISTRY.get(tool_call.function.name)) is None:
+        return None
+    elif mode == "fast":
+        return fn(**args)
+    else:
+        return fn(**args)
+"""
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY, "agent/loop.py": source}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:12"), ("DL101", "agent/loop.py:14")}
+
+
 def test_name_chain_whose_fallback_runs_in_an_executor_through_copied_names(tmp_path: Path, run_cli) -> None:
     """The shape of a real agent loop: the fallback hands copies of the name and arguments to a lambda."""
     source = """

@@ -386,22 +386,27 @@ class _ModuleIndexer:
             self._branches([case.body.body for case in statement.cases], scope, keep_original=True)
 
     def _if(self, statement: cst.If, scope: _Scope) -> None:
+        """An if/elif chain is one set of alternatives, walked flat: nested one level per ``elif`` (as libcst
+        holds it), each level merged again every name bound deeper, quadratic in the arms."""
+        self._test(statement, scope)
+        arms: List[Sequence[cst.CSTNode]] = [statement.body.body]
+        elifs: List[Optional[cst.If]] = [None]
+        last = statement
+        while isinstance(last.orelse, cst.If):
+            last = last.orelse
+            arms.append(last.body.body)
+            elifs.append(last)
+        if isinstance(last.orelse, cst.Else):
+            arms.append(last.orelse.body.body)
+        self._branches(arms, scope, keep_original=last.orelse is None, elifs=elifs)
+
+    def _test(self, statement: cst.If, scope: _Scope) -> None:
         self._expression(statement.test, scope)
         scanned = pat.name_comparison(statement.test)
         if scanned is not None and scanned[0] in scope.scans:
             # ``for tool in tools: if tool.name == name: ...``: inside, ``tool`` is the tool looked up by name.
             variable, key = scanned
             scope.put(scope.callables, variable, _Callable(scope.scans[variable], "", self._text(key), True))
-        branches: List[Sequence[cst.CSTNode]] = [statement.body.body]
-        orelse = statement.orelse
-        if isinstance(orelse, cst.If):
-            branches.append([orelse])
-            self._branches(branches, scope, keep_original=False)
-        elif isinstance(orelse, cst.Else):
-            branches.append(orelse.body.body)
-            self._branches(branches, scope, keep_original=False)
-        else:
-            self._branches(branches, scope, keep_original=True)
 
     def _loop(self, statement: Union[cst.For, cst.While], scope: _Scope) -> None:
         if isinstance(statement, cst.For):
@@ -426,43 +431,64 @@ class _ModuleIndexer:
         if statement.finalbody is not None:
             self._block(statement.finalbody.body.body, scope)
 
-    def _branches(self, branches: Sequence[Sequence[cst.CSTNode]], scope: _Scope, keep_original: bool) -> None:
+    def _branches(
+        self,
+        branches: Sequence[Sequence[cst.CSTNode]],
+        scope: _Scope,
+        keep_original: bool,
+        elifs: Sequence[Optional[cst.If]] = (),
+    ) -> None:
         """Walk alternative branches from the same state and merge what each name may hold afterwards.
 
-        Each branch is undone from the writes it made, and only the names some branch wrote are merged: the
-        cost is the branches' own, not the size of the scope (a module of a thousand names and a thousand
-        ``if`` statements)."""
-        outcomes: List[Dict[Tuple[int, str], object]] = []
-        written: Dict[Tuple[int, str], Tuple[Dict[str, Any], str]] = {}
-        for branch in branches:
+        Each branch is undone from the writes it made, and only the names some branch wrote are merged, from
+        the branches that wrote them: the cost is the branches' own, not the size of the scope (a module of a
+        thousand names and a thousand ``if`` statements) nor the branches times the names (an if/elif chain
+        whose every arm binds a name of its own).
+
+        ``elifs`` makes the branches the arms of an if/elif chain, ``elifs[i]`` the ``elif`` leading to arm
+        ``i`` (None for the first): its test runs only when no arm before it was taken, so what the test binds
+        holds in that arm, every later one, and the original state kept after them (``keep_original``: no arm
+        may have been taken). A name of the chain merges as the chain nests (see :func:`_either_nested`).
+        """
+        written: Dict[Tuple[int, str], Tuple[Dict[str, Any], str, List[Tuple[int, object]]]] = {}
+
+        def record(index: int, log: Sequence[Tuple[Dict[str, Any], str, object]]) -> None:
+            outcome: Dict[Tuple[int, str], Tuple[Dict[str, Any], str]] = {}
+            for table, name, _ in log:
+                outcome[(id(table), name)] = (table, name)
+            for key, (table, name) in outcome.items():
+                written.setdefault(key, (table, name, []))[2].append((index, table.get(name, _ABSENT)))
+
+        scope.journal.append([])
+        tested = scope.journal[-1]  # what the ``elif`` tests walked so far bound
+        for index, branch in enumerate(branches):
+            elif_ = elifs[index] if index < len(elifs) else None
+            if elif_ is not None:
+                self._name_chain([elif_], 0, scope)
+                self._test(elif_, scope)
             scope.journal.append([])
             self._block(branch, scope)
             log = scope.journal.pop()
-            outcome: Dict[Tuple[int, str], object] = {}
-            for table, name, _ in log:
-                key = (id(table), name)
-                outcome[key] = table.get(name, _ABSENT)
-                written.setdefault(key, (table, name))
-            for table, name, previous in reversed(log):
-                if previous is _ABSENT:
-                    table.pop(name, None)
-                else:
-                    table[name] = previous
-            outcomes.append(outcome)
-        for key, (table, name) in written.items():
+            record(index, tested + log)
+            _undo(log)
+        if keep_original:
+            record(len(branches), tested)
+        _undo(scope.journal.pop())
+        count = len(branches) + int(keep_original)
+        for table, name, hits in written.values():
             before = table.get(name, _ABSENT)
-            values = [outcome.get(key, before) for outcome in outcomes] + ([before] if keep_original else [])
+            runs = _runs(hits, count, before)
             if table is scope.env:
                 # a name a branch did not bind holds nothing known there
-                flows = tuple(UNKNOWN if value is _ABSENT else cast(Flow, value) for value in values)
-                scope.put(scope.env, name, _either(flows))
+                flows = [(UNKNOWN if value is _ABSENT else cast(Flow, value), times) for value, times in runs]
+                scope.put(scope.env, name, _either_nested(flows) if elifs else _either(tuple(f for f, _ in flows)))
             elif table is scope.callables:
                 # what any branch looked up may be called (the first branch that holds one)
-                held = next((value for value in values if value is not _ABSENT), _ABSENT)
+                held = next((value for value, _ in runs if value is not _ABSENT), _ABSENT)
                 self._put_or_drop(scope, scope.callables, name, held)
             else:
                 # a parameter piece only when every branch agrees
-                agreed = values[0] if all(value == values[0] for value in values) else _ABSENT
+                agreed = runs[0][0] if all(value == runs[0][0] for value, _ in runs) else _ABSENT
                 self._put_or_drop(scope, scope.pieces, name, agreed)
 
     @staticmethod
@@ -1397,6 +1423,49 @@ def _table_expression(node: cst.BaseExpression) -> Optional[str]:
         head = syn.dotted_name(node.func)
         return f"{head}()" if head is not None else None
     return dotted
+
+
+def _undo(log: Sequence[Tuple[Dict[str, Any], str, object]]) -> None:
+    """Put back what the writes of ``log`` replaced, newest first."""
+    for table, name, previous in reversed(log):
+        if previous is _ABSENT:
+            table.pop(name, None)
+        else:
+            table[name] = previous
+
+
+def _runs(hits: Sequence[Tuple[int, object]], count: int, before: object) -> List[Tuple[object, int]]:
+    """What a name holds after each of ``count`` branches, in order, as runs of (value, branches): ``hits`` are
+    the branches that bound it (index and value), in order; every other branch left it as it was before."""
+    runs: List[Tuple[object, int]] = []
+    position = 0
+    for index, value in hits:
+        if index > position:
+            runs.append((before, index - position))
+        runs.append((value, 1))
+        position = index + 1
+    if count > position:
+        runs.append((before, count - position))
+    return runs
+
+
+def _either_nested(runs: Sequence[Tuple[Flow, int]]) -> Flow:
+    """What a name may hold after an if/elif chain whose arms left it as ``runs`` (see :func:`_runs`): each arm
+    against what the arms after it merge to, as Python nests the chain (an ``elif`` is the ``else`` of the arm
+    before). The eight-alternative bound of :func:`_either` applies at every level, so what the first arms
+    bind survives a long chain. A run of arms that leave the name alone folds only until the merge stops
+    changing (from then on it gives the same flows seen at the same places), so a long chain costs the arms
+    that bind the name."""
+    merged: Optional[Flow] = None
+    for value, times in reversed(runs):
+        for _ in range(times):
+            folded = value if merged is None else _either((value, merged))
+            unchanged = folded == merged  # equal flows may still differ in where they were seen
+            merged = folded
+            if unchanged:
+                break
+    assert merged is not None
+    return merged
 
 
 def _either(options: Tuple[Flow, ...]) -> Flow:
