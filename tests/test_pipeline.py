@@ -128,3 +128,36 @@ def test_positions_from_the_providers_own_pass_are_libcsts_positions() -> None:
         found = positions(tree)
         assert len(found) == len(expected) > 0
         assert all(found[node] == expected[node] for node in expected), path
+
+
+@pytest.mark.parametrize("caller_froze", [False, True])
+def test_a_library_caller_keeps_the_objects_it_froze(tmp_path: Path, caller_froze: bool) -> None:
+    """The analysis keeps its own long-lived objects out of the collector's reach (``gc.freeze``) and hands them
+    back at the end (``gc.unfreeze``): a program that had frozen objects itself keeps them frozen, and is
+    analysed the same."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "example", project)
+    for number in range(10):  # enough files for worker processes
+        for source in (FIXTURES / "example" / "taskbot").glob("*.py"):
+            target = project / f"taskbot{number}" / source.name
+            target.parent.mkdir(exist_ok=True)
+            target.write_text(source.read_text(encoding="utf-8").replace("taskbot", f"taskbot{number}"), "utf-8")
+    script = f"""
+import gc, sys
+from pathlib import Path
+from dispatchlint.engine import RunOptions, analyse
+held = [[index] for index in range(1000)]  # the caller's own long-lived objects
+if {caller_froze!r}:
+    gc.freeze()
+frozen = gc.get_freeze_count()
+for jobs in (1, 2):
+    [result] = analyse([Path({str(project)!r})], RunOptions(use_cache=False, jobs=jobs), cwd=Path({str(project)!r}))
+    # frozen objects freed since (a cache the run replaced) leave the count: what matters is that it stays
+    still_frozen = gc.get_freeze_count() > frozen // 2 if frozen else gc.get_freeze_count() == 0
+    print(jobs, len(result.findings), still_frozen, gc.isenabled())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert lines[1] == lines[5] != "0"  # the same findings on one process and on two
+    assert lines[2:4] == lines[6:8] == ["True", "True"]  # the caller's frozen objects (only) frozen, collector on

@@ -107,6 +107,12 @@ def deep_recursion() -> Iterator[None]:
 
 #: How many :func:`collecting_only_new_objects` blocks are open (on any thread): only the outermost unfreezes.
 _frozen_blocks = 0
+#: Whether the open blocks freeze objects: not in a process that had frozen objects of its own when the
+#: outermost block opened (a program calling the analysis as a library), whose objects an unfreeze would hand
+#: back to the collector.
+_freezing = False
+#: Forked while a freezing block was open (a worker of the run): what it inherited frozen is the run's.
+_forked_while_freezing = False
 
 
 @contextmanager
@@ -128,7 +134,7 @@ def without_cycle_collection(long_lived: bool = False) -> Iterator[None]:
     try:
         yield
     finally:
-        if long_lived and _frozen_blocks:
+        if long_lived and _frozen_blocks and _freezing:
             gc.freeze()
         if enabled:
             gc.enable()
@@ -147,11 +153,14 @@ def collecting_only_new_objects() -> Iterator[None]:
     cycle holding that literal's AST), which a paused collector keeps to the end: 2 GB for 470 KB of constants
     built from string literals, instead of 0.4 GB.
     """
-    global _frozen_blocks
+    global _frozen_blocks, _freezing
     enabled = gc.isenabled()
-    if _frozen_blocks:  # what is garbage already is not kept to the end (the cycles of the file indexed last)
+    if not _frozen_blocks:
+        _freezing = _forked_while_freezing or gc.get_freeze_count() == 0
+    else:  # what is garbage already is not kept to the end (the cycles of the file indexed last)
         gc.collect(1)
-    gc.freeze()
+    if _freezing:
+        gc.freeze()
     gc.enable()
     _frozen_blocks += 1
     try:
@@ -160,13 +169,14 @@ def collecting_only_new_objects() -> Iterator[None]:
         _frozen_blocks -= 1
         if not enabled:
             gc.disable()
-        if not _frozen_blocks:
+        if not _frozen_blocks and _freezing:
             gc.unfreeze()
 
 
 def _forget_frozen_blocks() -> None:
     """A forked worker opens blocks of its own: the parent's stay frozen in it, and are not the child's to end."""
-    global _frozen_blocks
+    global _frozen_blocks, _forked_while_freezing
+    _forked_while_freezing = bool(_frozen_blocks) and _freezing
     _frozen_blocks = 0
 
 
