@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Dict
 
 import pytest
 
@@ -808,3 +809,33 @@ def test_a_tool_class_that_registers_its_bare_function_with_a_registry(
     }
     result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
     assert result.locations() == expected
+
+
+def test_a_tool_is_judged_by_the_schema_of_its_own_app(tmp_path: Path, run_cli) -> None:
+    """Two apps of one repository, each with its own gate and a tool `plan`: one declares `steps` an array (the
+    hand-rolled parse is a second source of truth), the other a string (parsing it is the tool's business)."""
+
+    def app(name: str, steps_type: str) -> Dict[str, str]:
+        gate = GATE.replace('"search"', '"plan"').replace(
+            '"query": {"type": "string"}, "tags": {"type": "array"}', f'"steps": {{"type": "{steps_type}"}}'
+        )
+        tools = f"""
+import json
+from {name}.gate import coerce_tool_args
+
+def plan(steps):
+    steps = json.loads(steps)
+    return steps
+
+TOOLS = {{"plan": plan}}
+
+def handle(tool_name, args):
+    return TOOLS[tool_name](**coerce_tool_args(tool_name, args))
+"""
+        return {f"{name}/__init__.py": "", f"{name}/gate.py": gate, f"{name}/tools.py": tools}
+
+    project = write_project(tmp_path, {**app("app_a", "array"), **app("app_b", "string")})
+    result = run_cli(project, "--format", "json")
+    assert result.locations() == {("DL201", "app_a/tools.py:6")}
+    [finding] = result.findings()
+    assert [(r["path"], r["message"]) for r in finding["related"]] == [("app_a/gate.py", "schema of `plan`")]

@@ -40,7 +40,7 @@ def parse_fix(
 ) -> Union[ParseFix, str]:
     """The deletion for one hand-rolled parse of ``tools``' parameter, or why the parsing must stay."""
     project = context.project
-    declared = _declared(project, tools, parse.parameter)
+    declared = _declared(project, module, tools, parse.parameter)
     if declared:
         return declared
     qualified = f"{module.module}.{parse.function}"
@@ -53,12 +53,12 @@ def parse_fix(
     return ParseFix(module, parse, edit, requires)
 
 
-def _declared(project: Project, tools: Set[str], parameter: str) -> str:
+def _declared(project: Project, module: ModuleFacts, tools: Set[str], parameter: str) -> str:
     """Why the schema does not let the gate take over the parsing ('' when it does)."""
     if not tools:
         return "no schema of the tool can be found"
     for tool in sorted(tools):
-        declared = project.catalog.declared_types(tool, parameter)
+        declared = project.catalog.declared_types(tool, parameter, module)
         types = set(declared or ())
         if declared is None:
             return f"no schema of `{tool}` declares `{parameter}`"

@@ -110,12 +110,13 @@ __all__ = ["Case", "Finding", "Related", "Rule", "related", "sites_by_location",
 _MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": "'[\"a\"]'", "object": "'{}'"}
 
 
-def mistyped_effect(project: Project, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
-    """The concrete effect, from the tools' own schemas: ``"5"` for `limit` reaches `_recall` as a string``
-    (the most harmful of the declared non-string parameters); None when no schema says enough."""
+def mistyped_effect(project: Project, near: ModuleFacts, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
+    """The concrete effect, from the tools' own schemas as code of ``near`` sees them (see
+    :meth:`Catalog.schemas_of`): ``"5"` for `limit` reaches `_recall` as a string`` (the most harmful of the
+    declared non-string parameters); None when no schema says enough."""
     best: Optional[Tuple[int, str, str, str]] = None
     for key, shown in tools:
-        found = _most_harmful(project, key or "")
+        found = _most_harmful(project, near, key or "")
         if found is not None and (best is None or found[0] < best[0]):
             best = (found[0], found[1], key or "", shown)
     if best is None:
@@ -125,16 +126,19 @@ def mistyped_effect(project: Project, tools: Sequence[Tuple[Optional[str], str]]
 
 
 _RANKS = list(_MISTYPED)
-#: Per linked project (its catalog), per tool: the rank and name of its most harmful non-string parameter (a
-#: tool's schemas are read once, however many of its sites are reported).
-_HARMFUL: "weakref.WeakKeyDictionary[Catalog, Dict[str, Optional[Tuple[int, str]]]]" = weakref.WeakKeyDictionary()
+#: Per linked project (its catalog), per part of the program and tool: the rank and name of the tool's most
+#: harmful non-string parameter (a tool's schemas are read once, however many of its sites are reported).
+_HARMFUL: "weakref.WeakKeyDictionary[Catalog, Dict[Tuple[int, str], Optional[Tuple[int, str]]]]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _most_harmful(project: Project, key: str) -> Optional[Tuple[int, str]]:
+def _most_harmful(project: Project, near: ModuleFacts, key: str) -> Optional[Tuple[int, str]]:
     known = _HARMFUL.setdefault(project.catalog, {})
-    if key not in known:
+    part = (project.graph.part_of(near), key)
+    if part not in known:
         best: Optional[Tuple[int, str]] = None
-        for _, schema in project.catalog.schemas.get(key, []):
+        for _, schema in project.catalog.schemas_of(key, near):
             for name, types in schema.properties:
                 declared = [t for t in types if t in _MISTYPED]
                 if not declared or "string" in types:
@@ -142,5 +146,5 @@ def _most_harmful(project: Project, key: str) -> Optional[Tuple[int, str]]:
                 rank = min(_RANKS.index(t) for t in declared)
                 if best is None or rank < best[0]:
                     best = (rank, name)
-        known[key] = best
-    return known[key]
+        known[part] = best
+    return known[part]

@@ -241,7 +241,7 @@ class UnguardedDispatch(Rule):
     def _message(self, project: Project, site: Site, gate: str) -> str:
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         if isinstance(site, CallSite):
-            effect = mistyped_effect(project, [(site.key, f"tool `{site.key}`")]) if site.key else None
+            effect = mistyped_effect(project, site.module, [(site.key, f"tool `{site.key}`")]) if site.key else None
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
             return (
                 f"{effect}: its executor is called directly "
@@ -249,7 +249,7 @@ class UnguardedDispatch(Rule):
             )
         if isinstance(site, ChainSite):
             names = ", ".join(f"`{name}`" for name in site.arm.names)
-            effect = mistyped_effect(project, [(name, f"tool `{name}`") for name in site.arm.names])
+            effect = mistyped_effect(project, site.module, [(name, f"tool `{name}`") for name in site.arm.names])
             plural = "s" if len(site.arm.names) > 1 else ""
             effect = effect or f"the model's raw arguments reach tool{plural} {names}"
             fallback = site.fallback.split(".")[-1]
@@ -300,9 +300,8 @@ class UnguardedDispatch(Rule):
             for entry in table.entries
             if entry.key is not None
         ]
-        effect = (
-            mistyped_effect(project, tools) or f"the model's raw arguments reach the tools of `{table.display_name}`"
-        )
+        effect = mistyped_effect(project, site.module, tools)
+        effect = effect or f"the model's raw arguments reach the tools of `{table.display_name}`"
         return (
             f"{effect}: `{table.display_name}[{site.key}]` {where} skips {gate}; wrap the table once where it is "
             f"defined (`{table.module.module}`, line {table.definition.span.line})"

@@ -103,7 +103,8 @@ class UngatedTools(Rule):
                     f"with `dispatchlint.runtime.wrap_table` and the tools' schemas"
                 )
                 tools = [(entry.key, "") for entry in table.entries if entry.key is not None]
-                effect = mistyped_effect(project, tools) or f"the model's raw arguments reach the tools of `{called}`"
+                effect = mistyped_effect(project, site.module, tools)
+                effect = effect or f"the model's raw arguments reach the tools of `{called}`"
                 where = f"in `{display_function(site.function)}`" if site.function else "at module level"
                 yield self.finding(
                     site.module,
@@ -137,7 +138,7 @@ class UngatedTools(Rule):
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
         if site.kind is SiteKind.DIRECT:
-            effect = mistyped_effect(project, [(site.key, f"tool `{site.key}`")])
+            effect = mistyped_effect(project, site.module, [(site.key, f"tool `{site.key}`")])
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
             return f"{effect}: its executor is called directly {where} and {_no_gate(project)}; {remedy}"
         return (

@@ -115,13 +115,13 @@ class HandrolledJsonParse(Rule):
                 names = tools.get(qualified)
                 if not names or _declared_string(project, module, parse, names):
                     continue
-                if parse.parameter in ARGS_NAMES and not _declared(project, parse.parameter, names):
+                if parse.parameter in ARGS_NAMES and not _declared(project, module, parse.parameter, names):
                     continue  # the whole argument string: the wire parse, not a parameter's repair
                 yield self.finding(
                     module,
                     parse.span,
-                    self._message(project, parse, sorted(names), gate),
-                    self._related(project, sorted(names)),
+                    self._message(project, module, parse, sorted(names), gate),
+                    self._related(project, module, sorted(names)),
                     trace=self._trace(project, module, parse, qualified),
                     fix=FixSubject(SubjectKind.PARSE, module.path, parse.span),
                     applicability=Applicability.SAFE,
@@ -142,10 +142,10 @@ class HandrolledJsonParse(Rule):
         ]
         return steps + [related(module, parse.span, f"`{parse.parameter}` is parsed again, by hand")]
 
-    def _message(self, project: Project, parse: JsonParse, names: List[str], gate: str) -> str:
+    def _message(self, project: Project, module: ModuleFacts, parse: JsonParse, names: List[str], gate: str) -> str:
         parser = parse.parser
         tool = ", ".join(f"`{name}`" for name in names) or "a tool"
-        declared = [project.catalog.declared_types(name, parse.parameter) for name in names]
+        declared = [project.catalog.declared_types(name, parse.parameter, module) for name in names]
         types = sorted({t for found in declared if found for t in found})
         if types:
             remedy = f"the gate {gate} repairs it from the schema (`{'|'.join(types)}`); delete the `{parser}`"
@@ -155,16 +155,16 @@ class HandrolledJsonParse(Rule):
             f"`{parse.function}` (tool {tool}) parses `{parse.parameter}` by hand, a second source of truth: {remedy}"
         )
 
-    def _related(self, project: Project, names: List[str]) -> List[Related]:
+    def _related(self, project: Project, near: ModuleFacts, names: List[str]) -> List[Related]:
         return [
             related(module, schema.span, f"schema of `{name}`")
             for name in names
-            for module, schema in project.catalog.schemas.get(name, [])[:1]
+            for module, schema in project.catalog.schemas_of(name, near)[:1]
         ]
 
 
-def _declared(project: Project, parameter: str, names: Set[str]) -> bool:
-    return any(project.catalog.declared_types(name, parameter) is not None for name in names)
+def _declared(project: Project, module: ModuleFacts, parameter: str, names: Set[str]) -> bool:
+    return any(project.catalog.declared_types(name, parameter, module) is not None for name in names)
 
 
 def _declared_string(project: Project, module: ModuleFacts, parse: JsonParse, names: Set[str]) -> bool:
@@ -174,6 +174,6 @@ def _declared_string(project: Project, module: ModuleFacts, parse: JsonParse, na
         annotation = dict(found[1].annotations).get(parse.parameter, "")
         if annotation.replace(" ", "") in ("str", "Optional[str]", "str|None", "typing.Optional[str]"):
             return True
-    declared = [project.catalog.declared_types(name, parse.parameter) for name in names]
+    declared = [project.catalog.declared_types(name, parse.parameter, module) for name in names]
     known = [types for types in declared if types]
     return bool(known) and all(set(types) <= {"string", "null"} for types in known)

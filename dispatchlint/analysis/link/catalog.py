@@ -64,9 +64,17 @@ class Catalog:
                     offered.add(resolved)
         return offered
 
-    def declared_types(self, tool: str, parameter: str) -> Optional[Tuple[str, ...]]:
-        """The JSON types a tool's schema declares for a parameter (None: no schema mentions it)."""
-        for _, schema in self.schemas.get(tool, []):
+    def schemas_of(self, tool: str, near: ModuleFacts) -> List[Tuple[ModuleFacts, SchemaDef]]:
+        """The schemas of ``tool`` that code of ``near`` would be repaired by: those of its part of the program
+        when that part has any (one app's ``search`` is not another's), else every one of the project."""
+        found = self.schemas.get(tool, [])
+        part = self.graph.part_of(near)
+        return [(module, schema) for module, schema in found if self.graph.part_of(module) == part] or found
+
+    def declared_types(self, tool: str, parameter: str, near: ModuleFacts) -> Optional[Tuple[str, ...]]:
+        """The JSON types a tool's schema declares for a parameter, seen from ``near`` (see :meth:`schemas_of`);
+        None: no schema mentions it."""
+        for _, schema in self.schemas_of(tool, near):
             for name, types in schema.properties:
                 if name == parameter:
                     return types
