@@ -8,11 +8,12 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, write_project
+from conftest import FIXTURES, REPO, subprocess_env, write_project
 from dispatchlint.fix import FixError, _codegen, _write, write_all
 from fixproject import copy_project, fix_cases, python_sources
 
@@ -157,6 +158,35 @@ def test_configured_schema_source_is_used(run_cli, tmp_path: Path) -> None:
     fixed = (project / "bot" / "tools.py").read_text(encoding="utf-8")
     assert "from bot.specs import BY_NAME" in fixed
     assert "_RAW_TOOLS = {'add': add}\nTOOLS = wrap_table(_RAW_TOOLS, BY_NAME)\n" in fixed
+
+
+def test_each_app_is_wrapped_with_its_own_schema_table(run_cli, tmp_path: Path) -> None:
+    """Two apps of one repository with the same tool names and no gate: each table is wrapped with the schema
+    table of its own app, never the other's (which would tie the apps together with an import)."""
+    files = {}
+    for app in ("app_a", "app_b"):
+        files[f"{app}/__init__.py"] = ""
+        files[f"{app}/specs.py"] = (
+            "NUMBER = {'type': 'integer'}\n"
+            "SCHEMAS = {'add': {'type': 'object', 'properties': {'a': NUMBER, 'b': NUMBER}}}\n"
+        )
+        files[f"{app}/tools.py"] = (
+            "import json\n\n"
+            "def add(a, b):\n    return a + b\n\n"
+            "TOOLS = {'add': add}\n\n"
+            "def run(name, raw):\n    return TOOLS[name](**json.loads(raw))\n"
+        )
+    project = write_project(tmp_path, files)
+    result = run_cli(project, "--select", "DL102", "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    for app in ("app_a", "app_b"):
+        fixed = (project / app / "tools.py").read_text(encoding="utf-8")
+        assert f"from {app}.specs import SCHEMAS" in fixed, fixed
+        assert "TOOLS = wrap_table(_RAW_TOOLS, SCHEMAS)" in fixed, fixed
+        # the fixed tool now gets repaired arguments: the model's "2" and "3" arrive as numbers
+        call = f'from {app}.tools import run; print(run(\'add\', \'{{"a": "2", "b": "3"}}\'))'
+        done = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, env=subprocess_env(project))
+        assert done.stdout.strip() == "5", done.stderr
 
 
 def test_a_parse_the_schema_does_not_cover_stays_and_the_finding_says_why(run_cli, tmp_path: Path) -> None:

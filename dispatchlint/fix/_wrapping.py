@@ -167,7 +167,7 @@ def runtime_wrapping(
 ) -> Union[RuntimeWrapping, str]:
     """The bundled coercer with the configured schema source, or the analyzer's schema table for ``keys``."""
     project = context.project
-    schemas = _configured_schemas(context) or _found_schemas(context, keys)
+    schemas = _configured_schemas(context) or _found_schemas(context, module, keys)
     if schemas is None:
         return f"the project has no gate and no schema source the fix can use: {_CONFIGURE_SCHEMAS}"
     if schemas.module == module.module:
@@ -192,9 +192,11 @@ def _configured_schemas(context: Context) -> Optional[Import]:
     return Import(module.strip(), name.strip())
 
 
-def _found_schemas(context: Context, keys: Sequence[str]) -> Optional[Import]:
-    """The module-level schema table (tool name -> schema) covering most of the table's tools."""
+def _found_schemas(context: Context, table_module: ModuleFacts, keys: Sequence[str]) -> Optional[Import]:
+    """The module-level schema table (tool name -> schema) covering most of the table's tools, one of the
+    table's own part of the program first (another app's table of the same tool names is not its schemas)."""
     project = context.project
+    part = project.graph.part_of(table_module)
     wanted = set(keys)
     tools: Dict[Import, Set[str]] = {}
     modules: Dict[Import, ModuleFacts] = {}
@@ -204,7 +206,15 @@ def _found_schemas(context: Context, keys: Sequence[str]) -> Optional[Import]:
                 source = Import(module.module, schema.table_key_of)
                 tools.setdefault(source, set()).add(tool)
                 modules[source] = module
-    ranked = sorted(tools, key=lambda source: (-len(tools[source] & wanted), modules[source].path, source.name))
+    ranked = sorted(
+        tools,
+        key=lambda source: (
+            project.graph.part_of(modules[source]) != part,
+            -len(tools[source] & wanted),
+            modules[source].path,
+            source.name,
+        ),
+    )
     for source in ranked:
         if wanted and not tools[source] & wanted:
             continue
