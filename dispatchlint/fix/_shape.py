@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from dispatchlint.analysis._names import ARGS_NAMES
-from dispatchlint.analysis.facts import Signature, Span, StoredValue
+from dispatchlint.analysis.facts import ModuleFacts, Signature, Span, StoredValue
 from dispatchlint.analysis.link import RAW, RAW_WEAK, LinkedEntry, LinkedTable
 from dispatchlint.fix._context import Context
 
@@ -50,7 +50,7 @@ def table_shape(context: Context, table: LinkedTable) -> Union[CallShape, str]:
     for entry in table.entries:
         found = list(_entry_signatures(context, table, entry))
         unknown = unknown or not found
-        declared = _declared_properties(context, entry.key)
+        declared = _declared_properties(context, table.module, entry.key)
         signatures.extend((signature, declared) for signature in found)
     if not signatures:
         return _site_shape(context, table)
@@ -80,11 +80,12 @@ def _mapping_index(signature: Signature, declared: Set[str]) -> Optional[int]:
     return None
 
 
-def _declared_properties(context: Context, tool: Optional[str]) -> Set[str]:
-    """Property names the tool's schema declares: a parameter so named is a tool parameter, not the mapping."""
+def _declared_properties(context: Context, near: ModuleFacts, tool: Optional[str]) -> Set[str]:
+    """Property names the tool's schema declares (as the table's module sees them): a parameter so named is a
+    tool parameter, not the mapping."""
     if tool is None:
         return set()
-    return {name for _, schema in context.project.catalog.schemas.get(tool, []) for name, _ in schema.properties}
+    return {name for _, schema in context.project.catalog.schemas_of(tool, near) for name, _ in schema.properties}
 
 
 def _entry_signatures(context: Context, table: LinkedTable, entry: LinkedEntry) -> Iterable[Signature]:
