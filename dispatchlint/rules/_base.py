@@ -135,8 +135,8 @@ _HARMFUL: "weakref.WeakKeyDictionary[Catalog, Dict[Tuple[int, str], Optional[Tup
 
 def _most_harmful(project: Project, near: ModuleFacts, key: str) -> Optional[Tuple[int, str]]:
     known = _HARMFUL.setdefault(project.catalog, {})
-    part = (project.graph.part_of(near), key)
-    if part not in known:
+    asked = (project.graph.part_of(near), key)
+    if asked not in known:
         best: Optional[Tuple[int, str]] = None
         for _, schema in project.catalog.schemas_of(key, near):
             for name, types in schema.properties:
@@ -146,5 +146,5 @@ def _most_harmful(project: Project, near: ModuleFacts, key: str) -> Optional[Tup
                 rank = min(_RANKS.index(t) for t in declared)
                 if best is None or rank < best[0]:
                     best = (rank, name)
-        known[part] = best
-    return known[part]
+        known[asked] = best
+    return known[asked]
