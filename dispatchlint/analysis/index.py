@@ -386,8 +386,8 @@ class _ModuleIndexer:
             self._branches([case.body.body for case in statement.cases], scope, keep_original=True)
 
     def _if(self, statement: cst.If, scope: _Scope) -> None:
-        """An if/elif chain is one set of alternatives, walked flat: nested one level per ``elif`` (as libcst
-        holds it), each level merged again every name bound deeper, quadratic in the arms."""
+        """An if/elif chain is one set of alternatives, walked flat rather than as libcst nests it (one level
+        per ``elif``), where each level merged again every name bound deeper: quadratic in the arms."""
         self._test(statement, scope)
         arms: List[Sequence[cst.CSTNode]] = [statement.body.body]
         elifs: List[Optional[cst.If]] = [None]
