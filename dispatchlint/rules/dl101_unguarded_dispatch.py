@@ -199,19 +199,23 @@ class UnguardedDispatch(Rule):
                 continue  # the project never gates this method: it may be the object's own validating entry
             if (site.module.path, site.span) in reported:
                 continue  # one call, several tables a resolver may return: one finding
+            trace = project.taint.trace(site, "sink: the tool runs with them, unrepaired")
+            if not trace:
+                continue  # no source of the model's arguments can be shown: nothing to report
             reported.add((site.module.path, site.span))
             fix, no_fix = _fix_subject(site)
             if isinstance(site, TableSite) and site.bypasses:
                 for module, call in site.bypasses:
-                    if (module.path, call.span) not in reported:
+                    sink = related(site.module, site.span, "sink: the tool runs with them")
+                    call_trace = project.taint.call_trace(module, call, sink)
+                    if call_trace and (module.path, call.span) not in reported:
                         reported.add((module.path, call.span))
-                        sink = related(site.module, site.span, "sink: the tool runs with them")
                         yield self.finding(
                             module,
                             call.span,
                             self._bypass_message(site, call.function, gate),
                             [related(site.module, site.span, "dispatch")] + self._related(site, gate_locations),
-                            project.taint.call_trace(module, call, sink),
+                            call_trace,
                             fix,
                             Applicability.SAFE,
                             explains_missing_fix=False,
@@ -224,7 +228,7 @@ class UnguardedDispatch(Rule):
                 site.span,
                 without_fix(message, no_fix) if no_fix else message,
                 self._related(site, gate_locations),
-                project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                trace,
                 fix,
                 Applicability.SAFE,
                 also_fixes=_subjects(at[(site.module.path, site.span)]),

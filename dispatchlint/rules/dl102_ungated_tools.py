@@ -94,6 +94,9 @@ class UngatedTools(Rule):
                     continue  # a bypass of a tool's own validation is DL101's, gate or not
                 if project.validation_reaches(site.module):
                     continue  # a gate, or tools that validate themselves: not ungated code
+                trace = project.taint.trace(site, "sink: the tool runs with them, unrepaired")
+                if not trace:
+                    continue  # no source of the model's arguments can be shown: nothing to report
                 reported.add((site.module.path, site.span))
                 called = f"{table.display_name}[{site.key}]" + (f".{site.method}(...)" if site.method else "")
                 remedy = (
@@ -111,7 +114,7 @@ class UngatedTools(Rule):
                     site.span,
                     f"{effect}: `{called}` runs {where} and {_no_gate(project)}; {remedy}",
                     [related(table.module, table.definition.span, f"table `{table.display_name}`")],
-                    project.taint.trace(site, "sink: the tool runs with them, unrepaired"),
+                    trace,
                     table_subject(table),
                     Applicability.SAFE,
                     also_fixes=[
@@ -126,12 +129,9 @@ class UngatedTools(Rule):
                 and call_site.unguarded
                 and not project.validation_reaches(call_site.module)
             ):
-                yield self.finding(
-                    call_site.module,
-                    call_site.span,
-                    self._call_message(project, call_site),
-                    trace=project.taint.trace(call_site, "sink: the tool runs with them, unrepaired"),
-                )
+                trace = project.taint.trace(call_site, "sink: the tool runs with them, unrepaired")
+                if trace:
+                    yield self.finding(call_site.module, call_site.span, self._call_message(project, call_site), trace=trace)
 
     @staticmethod
     def _call_message(project: Project, site: CallSite) -> str:

@@ -64,7 +64,6 @@ COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = contract.PACKAGE
 SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*name|original_name", re.IGNORECASE)
-MAX_DEPTH = 4
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
 #: generic ``kwargs``/``params`` that any factory takes.
 EXECUTOR_ARGS = ARGS_NAMES - {"kwargs", "params"}

@@ -384,7 +384,7 @@ class Dispatches:
             for param in params:
                 bound = bind(call, found[1], param)
                 verdicts.append(
-                    UNKNOWN if bound is None else self.taint.evaluate(bound, caller_module, call.function, 1)
+                    UNKNOWN if bound is None else self.taint.evaluate(bound, caller_module, call.function)
                 )
             verdict = combine(verdicts, every=False)
             gated = gated or verdict == GATED
