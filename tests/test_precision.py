@@ -54,6 +54,35 @@ def main(argv=None):
     parser.add_argument("command", choices=sorted(COMMANDS))
     return dispatch(parser.parse_args(argv))
 """,
+    "CLI handlers registered with set_defaults through a parser builder, one of them dispatching a table": """
+import argparse
+
+def cmd_add(args):
+    return args.name
+
+def cmd_list(args):
+    return []
+
+def mcp_command(args):
+    handlers = {"add": cmd_add, "list": cmd_list, "search": cmd_add}
+    handler = handlers.get(args.action)
+    if handler:
+        handler(args)
+
+def cmd_mcp(args):
+    mcp_command(args)
+
+def build_parser(subparsers, *, cmd_mcp):
+    parser = subparsers.add_parser("mcp")
+    parser.add_argument("action")
+    parser.set_defaults(func=cmd_mcp)
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    build_parser(parser.add_subparsers(), cmd_mcp=cmd_mcp)
+    args = parser.parse_args(argv)
+    args.func(args)
+""",
     "a tool object's method reached through an inner object's public entry": """
 import json
 

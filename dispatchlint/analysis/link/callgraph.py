@@ -17,6 +17,7 @@ from dispatchlint.analysis.facts import (
     ModuleFacts,
 )
 from dispatchlint.analysis.link.model import (
+    COMMAND_LINE_REGISTRATIONS,
     Hop,
     Invocation,
     base_name,
@@ -169,6 +170,31 @@ class CallGraph:
                     ) == base_name(definition.class_name):
                         found.append(Invocation(receiver_module, method_call))
         return found
+
+    def handed_to_command_line(self, qualified: str) -> bool:
+        """The function is registered as a command line's handler (``parser.set_defaults(func=cmd)``), directly or
+        through the parameter of a function it is handed to (``build_parser(sub, cmd_mcp=cmd_mcp)``): argparse
+        calls it with the parsed command line, never with a tool call's arguments."""
+        seen = set()
+        pending = [base_name(qualified)]
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for module, call, slot in self._handed.get(name, []):
+                if call.callee.rsplit(".", 1)[-1] in COMMAND_LINE_REGISTRATIONS:
+                    return True
+                receiver = self.resolve(module, call.callee, call.function, self.class_of(module, call.function))
+                located = self.function(receiver) if receiver else None
+                parameter = param_at(call, located[1], slot) if located else None
+                if located is None or parameter is None:
+                    continue
+                for _, inner in self.calls_in(base_name(receiver or ""), nested=True):
+                    handed_on = any(kind == "ref" and value == parameter for _, kind, value in inner.literals)
+                    if handed_on and inner.callee.rsplit(".", 1)[-1] in COMMAND_LINE_REGISTRATIONS:
+                        return True
+        return False
 
     def _handed_onwards(
         self, module: ModuleFacts, call: Call, parameter: str, context: Tuple[Hop, ...]

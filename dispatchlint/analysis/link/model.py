@@ -60,6 +60,8 @@ GATED, RAW, RAW_WEAK, UNKNOWN, NOT_MODEL = (
 )
 #: Calls whose result is a command line's parsed arguments.
 COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args")
+#: Calls that register a function as a command line's handler: it is called with the parsed command line.
+COMMAND_LINE_REGISTRATIONS = ("set_defaults",)
 
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = contract.PACKAGE

@@ -259,7 +259,7 @@ class Taint:
             bound = bind(invocation.call, definition, name)
             verdicts.append(UNKNOWN if bound is None else self._passed(bound, invocation))
         if not verdicts:
-            return by_name
+            return NOT_MODEL if self.graph.handed_to_command_line(qualified) else by_name
         # Callers decide when they can be read; where none can (values this analysis cannot follow), a
         # parameter named like a tool call's arguments holds them as the model sent them.
         verdict = join(verdicts)
