@@ -1080,7 +1080,9 @@ class _ModuleIndexer:
         self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True
     ) -> Optional[_Callable]:
         """What callable an expression denotes: ``T[key]``, ``T.get(key)``, a linear scan, a name holding one,
-        ``resolve(key)``."""
+        ``resolve(key)``, awaited or not (``await registry.get_async(name)``)."""
+        if isinstance(expression, cst.Await):
+            expression = expression.expression
         if isinstance(expression, cst.Subscript):
             table = _table_expression(expression.value)
             key = syn.subscript_index(expression)

@@ -44,6 +44,8 @@ class CallGraph:
         #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
         self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._nested_owners: Dict[str, List[str]] = defaultdict(list)
+        #: Method name -> the methods of that name, qualified.
+        self._methods_by_name: Dict[str, List[str]] = defaultdict(list)
         self._index_calls()
         self._parts = connected_parts(self.modules)
 
@@ -98,6 +100,7 @@ class CallGraph:
             for function in module.functions:
                 if function.class_name:  # ``obj.method(...)`` on an object of unknown type: methods only
                     function_names[function.name] += 1
+                    self._methods_by_name[function.name].append(f"{module.module}.{function.qualname}")
         for module in self.modules:
             for call in module.calls:
                 owner = f"{module.module}.{call.function}" if call.function else module.module
@@ -122,6 +125,19 @@ class CallGraph:
                     name = call.callee.split(".")[-1]
                     if function_names.get(name) == 1:
                         self._callers_by_name[name].append((module, call))
+
+    def resolve_method(self, module: ModuleFacts, dotted: str, function: str) -> Optional[str]:
+        """``obj.method`` as written in ``function``: what the names resolve to, or else, on an object of a type
+        this analysis does not know (``registry = await self.get_registry()``), the one method of that name in
+        the project."""
+        resolved = self.resolve(module, dotted, function, self.class_of(module, function))
+        if resolved is not None and self.function(resolved) is not None:
+            return resolved
+        holder, _, name = dotted.rpartition(".")
+        methods = self._methods_by_name.get(name, [])
+        if holder and holder not in ("self", "cls") and len(methods) == 1:
+            return methods[0]
+        return resolved
 
     def calls_in(self, function_qualified: str, nested: bool = False) -> List[Tuple[ModuleFacts, Call]]:
         """Calls made by a function (and by its nested functions when ``nested``)."""

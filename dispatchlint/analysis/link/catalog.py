@@ -380,9 +380,7 @@ class Catalog:
             if resolved is None and found is not None and head in found[1].params and head not in ("self", "cls"):
                 return self._passed_tables(f"{module.module}.{dispatch.function}", found[1], head, rest, 0)
             return self._tables_at(resolved, 0)
-        resolver = self.graph.resolve(
-            module, dispatch.resolver, dispatch.function, self.graph.class_of(module, dispatch.function)
-        )
+        resolver = self.graph.resolve_method(module, dispatch.resolver, dispatch.function)
         return self._resolver_tables(resolver, 0) if resolver else []
 
     def _tables_at(self, qualified: Optional[str], depth: int) -> List[LinkedTable]:

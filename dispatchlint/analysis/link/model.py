@@ -108,6 +108,11 @@ TOOL_ENTRY_METHODS = (
     "aexecute",
     "on_invoke_tool",
 )
+#: Methods of a tool object that inspect the arguments rather than run the tool (``tool.validate_input(args)``,
+#: ``tool.check_permissions(args)``): handed the same arguments as its entry, never a sink of their own.
+INSPECTING_METHOD = re.compile(
+    r"^_?(?:validate|check|verify|is|has|can|should|needs|get|describe|format|render|preview|explain|estimate)(?:_|$)"
+)
 HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 

@@ -25,6 +25,7 @@ from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.catalog import Catalog
 from dispatchlint.analysis.link.gates import Gates
 from dispatchlint.analysis.link.model import (
+    INSPECTING_METHOD,
     EXECUTOR_ARGS,
     GATED,
     RAW,
@@ -216,9 +217,19 @@ class Dispatches:
         """Tables of framework tools are read through their public (validating) entries: not sites. For other
         tool objects, the methods the project also calls with gated arguments on another path are recorded in
         ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
-        object's own validating entry)."""
-        self.gated_methods = {site.method for site in sites if site.method and site.verdict == GATED}
-        return [site for site in sites if not (site.method and (table := table_of(site)) is not None and table.wrapped)]
+        object's own validating entry). What the gate's output reaches on some path is a tool's entry, by the
+        project's own word, even where a hook may replace the repaired arguments before the call."""
+        self.gated_methods = {
+            site.method
+            for site in sites
+            if site.method
+            and any(self.taint.may_carry_gated(flow, site.module, function) for function, flow in site.flows)
+        }
+        return [
+            site
+            for site in sites
+            if not (site.method and (INSPECTING_METHOD.match(site.method) or _of_wrapped_table(site)))
+        ]
 
     def _direct_sites(self, sites: Sequence[Site]) -> List[CallSite]:
         """Calls of a tool's executor by name, with the wire-parsed arguments, outside a name-test chain: a
@@ -474,3 +485,8 @@ class Dispatches:
                 if isinstance(site, TableSite) and site.table is not None:
                     self._sites_by_table[id(site.table)].append(site)
         return list(self._sites_by_table.get(id(table), []))
+
+
+def _of_wrapped_table(site: Site) -> bool:
+    table = table_of(site)
+    return table is not None and table.wrapped

@@ -191,6 +191,12 @@ class Taint:
         """Any gated value guards a call; otherwise the worst of what it passes."""
         return combine([self.evaluate(flow, module, function) for flow in flows], every=False)
 
+    def may_carry_gated(self, flow: Flow, module: ModuleFacts, function: str) -> bool:
+        """Some path gives the value the gate's output (``args = gate(...)``, then perhaps a hook's rewrite)."""
+        if isinstance(flow, Either):
+            return any(self.may_carry_gated(option, module, function) for option in flow.options)
+        return self.evaluate(flow, module, function) is GATED
+
     def _evaluate(self, flow: Flow, module: ModuleFacts, function: str) -> Optional[Verdict]:
         if isinstance(flow, Raw):
             return RAW_WEAK if flow.why == WEAK_JSON else RAW
