@@ -714,8 +714,9 @@ class _ModuleIndexer:
         if table_scope is not None:
             self._table_or_alias(name, table_scope, owner, value, statement, annotation, scope)
         if isinstance(target, cst.Name):
-            if annotation:
-                _declare(scope, name, annotation)
+            constructed = _constructed_class(value)
+            if annotation or constructed:
+                _declare(scope, name, annotation or constructed)
             scope.put(scope.env, name, self._flow(value, scope))
             source = self._callable_source(value, scope)
             if source is not None:
@@ -1415,6 +1416,16 @@ def _declare(scope: _Scope, name: str, annotation: str) -> None:
             kinds[name] = declared
         else:
             kinds.pop(name, None)
+
+
+def _constructed_class(value: cst.BaseExpression) -> str:
+    """``tool = SearchTool()``: the class an object is built from, by the convention that classes are
+    capitalised (a call of anything else says nothing of what it returns)."""
+    if isinstance(value, cst.Call):
+        callee = syn.dotted_name(value.func) or ""
+        if callee.rpartition(".")[2][:1].isupper():
+            return callee
+    return ""
 
 
 def _table_expression(node: cst.BaseExpression) -> Optional[str]:

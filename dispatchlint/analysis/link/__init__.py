@@ -110,11 +110,16 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
     gating = (
         [located[0] for located in map(graph.function, gates.gated_entries) if located is not None]
         + [table.module for table in catalog.tables.values() if table.wrapped]
-        + [site.module for site in dispatches.sites if site.tool_like and site.verdict == GATED]
+        + [site.module for site in dispatches.sites if site.tool_like and _gates(taint, site)]
     )
     gated_parts = frozenset(graph.part_of(module) for module in gating)
     validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules()}
     return Project(graph, gates, taint, catalog, dispatches, gated_parts, validated_parts)
+
+
+def _gates(taint: Taint, site: Site) -> bool:
+    """A tool runs here with the gate's output, on some path at least: the project repairs its arguments."""
+    return site.verdict == GATED or any(taint.may_carry_gated(flow, site.module, function) for function, flow in site.flows)
 
 
 __all__ = [
