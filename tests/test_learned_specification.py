@@ -236,3 +236,74 @@ def meeting_node(state):
         },
     )
     assert run_cli(root, "--format", "json").locations() == {("DL101", "agent/nodes.py:14")}
+
+
+def test_a_callback_handed_where_the_project_hands_a_gated_callback_is_called_with_the_model_arguments(
+    tmp_path: Path, run_cli
+) -> None:
+    """The registry's callable hands its parameter to the gated entry; the inline tools' lambda, stored in the
+    same dataclass field, is called by the same (external) middleware with the same arguments: its parameter is
+    the model's arguments by the project's own word, though no call of it can be followed."""
+    root = write_project(
+        tmp_path,
+        {
+            "agent/__init__.py": "",
+            "agent/gate.py": """
+def coerce_tool_args(tool_name, args):
+    return {k: int(v) if isinstance(v, str) and v.isdigit() else v for k, v in args.items()}
+""",
+            "agent/registry.py": """
+from agent.gate import coerce_tool_args
+
+def recall(args):
+    return args["limit"] + 1
+
+REGISTRY = {"recall": recall}
+
+def handle_function_call(tool_name, args):
+    args = coerce_tool_args(tool_name, args)
+    return REGISTRY[tool_name](args)
+""",
+            "agent/inline.py": """
+def _todo(agent, args, ctx):
+    return args["items"]
+
+INLINE_TOOL_EXECUTORS = {"todo": _todo}
+""",
+            "agent/sequential.py": """
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from middleware import run_tool_execution_middleware
+
+from agent import registry
+from agent.inline import INLINE_TOOL_EXECUTORS
+
+
+@dataclass
+class _Dispatch:
+    execute: Callable[[dict], Any]
+    spinner: Any = None
+
+
+def _resolve(agent, name, ctx):
+    if name in INLINE_TOOL_EXECUTORS:
+        inline_executor = INLINE_TOOL_EXECUTORS[name]
+        return _Dispatch(lambda next_args: inline_executor(agent, next_args, ctx))
+
+    def _execute(next_args):
+        return registry.handle_function_call(name, next_args)
+
+    return _Dispatch(execute=_execute)
+
+
+def run_one(agent, name, ctx, tool_call):
+    dispatch = _resolve(agent, name, ctx)
+    return run_tool_execution_middleware(name, tool_call, dispatch.execute)
+""",
+        },
+    )
+    result = run_cli(root, "--format", "json")
+    assert result.locations() == {("DL101", "agent/sequential.py:20")}
+    source = result.findings()[0]["trace"][0]["message"]
+    assert source.startswith("source: `next_args`") and "_Dispatch" in source and "execute" in source

@@ -290,13 +290,16 @@ def definitions_in(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children(current)))
 
 
-def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
-    """Every call under ``node`` (pre-order), not descending into nested function or class bodies."""
+def iter_calls(node: cst.CSTNode, into_functions: bool = False) -> Iterator[cst.Call]:
+    """Every call under ``node`` (pre-order), not descending into nested class bodies, nor into nested function
+    bodies unless ``into_functions`` (the closures a block defines and hands on run its calls later)."""
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Call):
             yield current
-        if current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+        if current is not node and (
+            isinstance(current, cst.ClassDef) or (isinstance(current, cst.FunctionDef) and not into_functions)
+        ):
             continue
         stack.extend(reversed(children(current)))

@@ -352,6 +352,8 @@ class ClassDef:
     #: As for functions: a registering decorator puts the class in a table (``@register_tool("search")``).
     decorators: Tuple[ValueRef, ...] = ()
     decorator_keys: Tuple[Optional[str], ...] = ()
+    #: The names the class body annotates, in order: a dataclass's fields, the parameters of its ``__init__``.
+    fields: Tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -667,7 +667,14 @@ class _ModuleIndexer:
         keys = tuple(pat.decorator_key(decorator.decorator) for decorator in node.decorators)
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
-        self.classes.append(ClassDef(qualname, bases, self.span(node.name), decorators, keys))
+        fields = tuple(
+            small.target.value
+            for statement in node.body.body
+            if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+        )
+        self.classes.append(ClassDef(qualname, bases, self.span(node.name), decorators, keys, fields))
         self._class_schema(qualname, node)
         self._block(node.body.body, _Scope("class", qualname, qualname))
 
@@ -1387,11 +1394,13 @@ class _ModuleIndexer:
 
     def _fallback_calls(self, body: Sequence[cst.CSTNode], variable: str) -> Tuple[Tuple[str, Span], ...]:
         """The calls in the fallback that are handed the tested name (or a copy of it, such as the ``_tn`` of
-        ``_tn, _ta = tool_name, args`` captured for a lambda), in source order."""
+        ``_tn, _ta = tool_name, args`` captured for a lambda), in source order; the calls of the closures it
+        defines too (``def _execute(next_args): return handle_function_call(function_name, next_args)``, run by
+        a middleware it hands ``_execute`` to)."""
         names = {variable}
         found: List[Tuple[str, Span]] = []
         for statement in body:
-            for call in pat.all_calls(statement):
+            for call in syn.iter_calls(statement, into_functions=True):
                 callee = syn.callee_name(call.func)
                 passes_name = any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in call.args)
                 if callee is not None and passes_name:

@@ -6,7 +6,8 @@ ones before it:
 
 1. :class:`CallGraph` (``callgraph``): who calls whom, functions handed on as values included;
 2. :class:`Gates` (``gates``): the sanitizers: gates, gated entries, property-name sanitizers, tool types that
-   validate their own arguments;
+   validate their own arguments; and :class:`Specification` (``specification``): the sources the project's gated
+   path declares (the parameters of callbacks handed where a gated callback is handed);
 3. :class:`Taint` (``taint``): per-function summaries of what parameters and return values carry (the model's
    raw arguments, gated ones, or neither), computed on demand and memoised, and the traces of raw values;
 4. :class:`Catalog` (``catalog``): the executor tables (the sinks) and tool schemas;
@@ -46,6 +47,7 @@ from dispatchlint.analysis.link.model import (
     table_of,
 )
 from dispatchlint.analysis.link.sites import Dispatches
+from dispatchlint.analysis.link.specification import Specification
 from dispatchlint.analysis.link.taint import Taint
 from dispatchlint.config import Config
 
@@ -104,7 +106,7 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
     """Link every module's facts, stage after stage (each reads only the ones before it)."""
     graph = CallGraph(modules, config)
     gates = Gates(graph)
-    taint = Taint(graph, gates)
+    taint = Taint(graph, gates, Specification(graph, gates))
     catalog = Catalog(graph, gates)
     dispatches = Dispatches(graph, gates, taint, catalog)
     gating = (

@@ -35,6 +35,7 @@ from dispatchlint.analysis.facts import (
 )
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.gates import Gates
+from dispatchlint.analysis.link.specification import LearnedSource, Specification
 from dispatchlint.analysis.link.model import (
     COMMAND_LINE_PARSERS,
     GATED,
@@ -175,9 +176,10 @@ class _Search:
 class Taint:
     """The summaries of what values carry, solved to a fixpoint as sites ask for them."""
 
-    def __init__(self, graph: CallGraph, gates: Gates) -> None:
+    def __init__(self, graph: CallGraph, gates: Gates, specification: Specification) -> None:
         self.graph = graph
         self.gates = gates
+        self.specification = specification
         self._solver = Fixpoint(self._equation)
 
     # ------------------------------------------------------------------------------------------ verdicts
@@ -265,6 +267,8 @@ class Taint:
             bound = bind(invocation.call, definition, name)
             verdicts.append(UNKNOWN if bound is None else self._passed(bound, invocation))
         if not verdicts:
+            if self.specification.source(qualified, name) is not None:
+                return RAW
             return NOT_MODEL if self.graph.handed_to_command_line(qualified) else by_name
         # Callers decide when they can be read; where none can (values this analysis cannot follow), a
         # parameter named like a tool call's arguments holds them as the model sent them.
@@ -429,6 +433,17 @@ class Taint:
     def _explain_param(self, module: ModuleFacts, flow: Param, search: _Search) -> List[Step]:
         qualified = f"{module.module}.{flow.function}"
         found = self.graph.function(qualified)
+        learned = self._learned_source(qualified, flow.name)
+        if learned is not None:
+            return [
+                Step(
+                    module.path,
+                    found[1].span if found else self._function_span(module, flow.function),
+                    f"source: `{flow.name}`, what `{display_function(learned.role.receiver)}` calls its "
+                    f"`{learned.role.parameter}` with: the model's arguments, which `{display_function(learned.gated_by)}` "
+                    f"hands the gate ({learned.module.path}:{learned.span.line})",
+                )
+            ]
         if found is None or not search.enter((qualified, flow.name)):
             return []
         definition = found[1]
@@ -458,6 +473,15 @@ class Taint:
             return self._named_source(module, flow, definition)
         finally:
             search.leave((qualified, flow.name))
+
+    def _learned_source(self, qualified: str, parameter: str) -> Optional[LearnedSource]:
+        """What the project's gated path says a parameter holds, where no call of its function can be followed
+        (where one can, that call says what it passes)."""
+        learned = self.specification.source(qualified, parameter)
+        found = self.graph.function(qualified) if learned is not None else None
+        if found is None or self.graph.invocations(qualified, found[1]):
+            return None
+        return learned
 
     def _named_source(self, module: ModuleFacts, flow: Param, definition: FunctionDef) -> List[Step]:
         """A parameter named like a tool call's arguments whose invocations say nothing (none in the project, or
