@@ -307,3 +307,70 @@ def run_one(agent, name, ctx, tool_call):
     assert result.locations() == {("DL101", "agent/sequential.py:20")}
     source = result.findings()[0]["trace"][0]["message"]
     assert source.startswith("source: `next_args`") and "_Dispatch" in source and "execute" in source
+
+
+def test_tools_behind_the_gated_registry_of_plugins_are_silent(tmp_path: Path, run_cli) -> None:
+    """Each plugin dispatches its own handler table with the arguments ``ToolRegistry.execute_tool`` repaired;
+    the plugins are held in a mapping, so nothing says which plugin ``plugin.execute_tool(...)`` runs: every
+    plugin's override does. A route hands the raw arguments to ``ctx.tool_registry.execute_tool``, which is the
+    registry's method by the receiver's name, not the plugins'."""
+    root = write_project(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/plugin_base.py": """
+class BasePlugin:
+    async def execute_tool(self, tool_name, args, context):
+        raise NotImplementedError
+""",
+            "app/plugins.py": """
+from app.plugin_base import BasePlugin
+
+
+class CalendarPlugin(BasePlugin):
+    async def _create_event(self, args):
+        return args["minutes"] + 1
+
+    async def execute_tool(self, tool_name, args, context):
+        handlers = {"create_event": self._create_event}
+        handler = handlers.get(tool_name)
+        return await handler(args)
+
+
+class NotesPlugin(BasePlugin):
+    async def _list_notes(self, args):
+        return args["limit"] + 1
+
+    async def execute_tool(self, tool_name, args, context):
+        handlers = {"list_notes": self._list_notes}
+        return await handlers[tool_name](args)
+""",
+            "app/tool_registry.py": """
+def _coerce_args(args, schema):
+    props = schema.get("properties", {})
+    return {k: int(v) if props.get(k, {}).get("type") == "integer" and isinstance(v, str) else v
+            for k, v in args.items()}
+
+
+class ToolRegistry:
+    def __init__(self):
+        self._plugins = {}
+        self._schemas = {}
+
+    async def execute_tool(self, tool_name, args, context):
+        plugin = self._plugins.get(tool_name)
+        args = _coerce_args(args, self._schemas[tool_name])
+        return await plugin.execute_tool(tool_name, args, context)
+""",
+            "app/routes.py": """
+import json
+
+
+async def exec_one(ctx, tool_call, context):
+    args = json.loads(tool_call.function.arguments)
+    return await ctx.tool_registry.execute_tool(tool_call.function.name, args, context)
+""",
+        },
+        config={"gates": ["_coerce_args"]},
+    )
+    assert run_cli(root, "--format", "json", "--extend-select", "DL102").findings() == []

@@ -6,6 +6,7 @@ nested functions."""
 from __future__ import annotations
 
 import posixpath
+import re
 import sys
 from collections import defaultdict
 from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -44,6 +45,8 @@ class CallGraph:
         #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
         self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._nested_owners: Dict[str, List[str]] = defaultdict(list)
+        #: ``tool_registry`` -> the classes named ``ToolRegistry``, qualified.
+        self._classes_by_snake_name: Dict[str, List[str]] = defaultdict(list)
         #: Method name -> the methods of that name, qualified.
         self._methods_by_name: Dict[str, List[str]] = defaultdict(list)
         self._index_calls()
@@ -97,6 +100,10 @@ class CallGraph:
     def _index_calls(self) -> None:
         function_names: Dict[str, int] = defaultdict(int)
         for module in self.modules:
+            for cls in module.classes:
+                self._classes_by_snake_name[snake_case(cls.qualname.rpartition(".")[2])].append(
+                    f"{module.module}.{cls.qualname}"
+                )
             for function in module.functions:
                 if function.class_name:  # ``obj.method(...)`` on an object of unknown type: methods only
                     function_names[function.name] += 1
@@ -122,9 +129,23 @@ class CallGraph:
                 if resolved is not None and self.function(resolved) is not None:
                     self._callers[resolved].append((module, call))
                 elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
+                    # a method called on an object of a type this analysis does not know: the one method of that
+                    # name, or, when nothing the name is written with resolves, any method of that name (class
+                    # hierarchy analysis: ``plugin.execute_tool(name, args)`` runs every plugin's override)
                     name = call.callee.split(".")[-1]
-                    if function_names.get(name) == 1:
+                    named = self._method_of_named_receiver(call.callee) if resolved is None else None
+                    if named is not None:
+                        self._callers[named].append((module, call))
+                    elif function_names.get(name) == 1 or (resolved is None and function_names.get(name, 0) > 1):
                         self._callers_by_name[name].append((module, call))
+
+    def _method_of_named_receiver(self, callee: str) -> Optional[str]:
+        """``ctx.tool_registry.execute_tool``: the method of the one class the receiver is named after
+        (``ToolRegistry``), by the convention that an object is named like its class."""
+        receiver, _, name = callee.rpartition(".")
+        classes = self._classes_by_snake_name.get(receiver.rpartition(".")[2].lstrip("_"), [])
+        methods = [member for member in (self.symbols.member(cls, name) for cls in classes) if member]
+        return methods[0] if len(methods) == 1 and self.function(methods[0]) is not None else None
 
     def resolve_method(self, module: ModuleFacts, dotted: str, function: str) -> Optional[str]:
         """``obj.method`` as written in ``function``: what the names resolve to, or else, on an object of a type
@@ -303,3 +324,8 @@ def _imported(
         if found:
             return found
     return []
+
+
+def snake_case(name: str) -> str:
+    """``ToolRegistry`` -> ``tool_registry``, ``MCPClient`` -> ``mcp_client``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
