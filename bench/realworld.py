@@ -41,10 +41,14 @@ class Label:
     first: int
     last: int
     why: str
+    #: Written for the default rules only (the labelled cases' convention): a finding of an opt-in code there
+    #: is not judged by it.
+    default_rules: bool = False
 
     def covers(self, finding: Finding) -> bool:
         return (
-            self.path in (finding.path, "*")
+            not (self.default_rules and finding.code in OPT_IN)
+            and self.path in (finding.path, "*")
             and self.first <= finding.span.line <= self.last
             and (not self.codes or finding.code in self.codes)
         )
@@ -79,7 +83,8 @@ def load_labels(truth: Mapping[str, Any]) -> List[Label]:
         kind = entry.get("kind") or ("right" if entry.get("verdict") == "right" else "wrong")
         codes = tuple(entry.get("codes") or ([entry["code"]] if "code" in entry else []))
         first, last = entry["lines"]
-        labels.append(Label(kind, codes, entry["path"], int(first), int(last), entry.get("why", "")))
+        default_rules = entry.get("rules") == "default"
+        labels.append(Label(kind, codes, entry["path"], int(first), int(last), entry.get("why", ""), default_rules))
     return labels
 
 
@@ -186,7 +191,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             findings, seconds = run(checkout, options.cache)
         except Exception as error:  # noqa: BLE001 - a crash scores as no findings, and is said
-            print(f"| {entry['repo']} | crashed: {type(error).__name__} | | | | | | |")
+            print(f"| {slug} | crashed: {type(error).__name__} | | | | | | |")
             crashed.append(slug)
             findings, seconds = [], 0.0
         scores = {}
@@ -198,7 +203,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         default, every = scores[False], scores[True]
         unjudged = {(f.code, f.path, f.span.line) for f in default.unjudged + every.unjudged}
         print(
-            f"| {entry['repo']} | {'yes' if truth.get('gate') else 'no'} | {default.found}/{default.required} | "
+            f"| {slug} | {'yes' if truth.get('gate') else 'no'} | {default.found}/{default.required} | "
             f"{default.false_positives} | {every.found}/{every.required} | {every.false_positives} | "
             f"{len(unjudged)} | {every.seconds:.1f} |"
         )
