@@ -30,8 +30,9 @@ DEFAULT_TEST_PATHS = (
 )
 
 
-#: 1 MB: far above hand-written modules, below generated ones.
-DEFAULT_MAX_FILE_SIZE = 1_000_000
+#: No limit: every file is read and analysed (the largest alone, in a worker whose memory is bounded); a project
+#: sets ``max-file-size`` to leave its generated modules out on purpose.
+DEFAULT_MAX_FILE_SIZE = sys.maxsize
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,12 @@ class ProblemKind(Enum):
     INTERNAL = "internal-error"
     #: The file does not parse (also reported as DL001): the rest of the project is still checked.
     PARSE_ERROR = "parse-error"
-    #: The file is larger than ``max-file-size`` and was not read (a warning): the rest is still checked.
+    #: The file is larger than the ``max-file-size`` the project set and was not read (a warning, as asked):
+    #: the rest is still checked.
     SKIPPED = "skipped-file"
+    #: The file is too large or complex to analyse within the memory a file is given: the run fails (exit 2),
+    #: the other files are still checked.
+    TOO_LARGE = "too-large-file"
 
     @property
     def fails_run(self) -> bool:

@@ -159,19 +159,56 @@ def test_a_fifo_named_like_a_module_is_not_read(tmp_path: Path) -> None:
     assert named.returncode == 0 and _locations(named) == set(), named.stderr
 
 
-def test_a_file_over_the_size_limit_is_skipped_with_a_warning(run_cli, tmp_path: Path) -> None:
-    project = _project_with(tmp_path, {"generated.py": "DATA = [\n" + "    'x' * 40,\n" * 80_000 + "]\n"})
-    assert (project / "hostile" / "generated.py").stat().st_size > 1_000_000
+def test_a_large_file_is_analysed_in_a_bounded_worker_and_a_set_limit_skips_with_a_warning(
+    run_cli, tmp_path: Path
+) -> None:
+    """No file is left out by size unless the project says so: a module over a megabyte is indexed alone, in a
+    worker of its own, and its dispatch counts like any other."""
+    project = _project_with(tmp_path, {})
+    loop = project / "taskbot" / "loop.py"
+    padding = "DATA = [\n" + "    'x' * 40,\n" * 80_000 + "]\n"
+    loop.write_text(padding + loop.read_text(encoding="utf-8"), encoding="utf-8")
+    assert loop.stat().st_size > 1_000_000
     result = run_cli(project, "--format", "json")
-    assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
-    assert "warning: hostile/generated.py: skipped: 1,120,011 bytes, more than max-file-size (1,000,000 bytes)" in (
-        result.stderr
-    )
+    assert result.exit_code == 1 and "skipped" not in result.stderr, result.stderr
+    moved = f"taskbot/loop.py:{26 + padding.count(chr(10))}"
+    assert result.locations() == EXAMPLE_FINDINGS - {("DL101", "taskbot/loop.py:26")} | {("DL101", moved)}
     pyproject = project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text(encoding="utf-8") + "\n[tool.dispatchlint]\nmax-file-size = 1000\n")
     small = run_cli(project, "--format", "json")
     assert "warning: taskbot/builtin.py: skipped: 1,011 bytes, more than max-file-size (1,000 bytes)" in small.stderr
     assert ("DL201", "taskbot/builtin.py:13") not in small.locations()
+
+
+@pytest.mark.parametrize("failure", ["memory", "killed"])
+def test_a_file_whose_worker_runs_out_of_memory_or_dies_is_the_run_s_error(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """A large file's bounded worker runs out of memory (its indexing allocates past the bound) or is killed (as
+    the system's out-of-memory killer would): that file is reported (JSON ``errors``, exit code 2), and every
+    other file's findings stand."""
+    from dispatchlint.analysis import index, indexing
+
+    real_index_source = index.index_source
+
+    def hungry(path: str, module: str, is_package: bool, source: bytes):
+        if path == "hostile/generated.py":
+            if failure == "killed":
+                os.kill(os.getpid(), 9)
+            return [bytearray(1024**2) for _ in range(4 * indexing.LARGE_FILE_MEMORY // 1024**2)]
+        return real_index_source(path, module, is_package, source)
+
+    monkeypatch.setattr(indexing, "LARGE_FILE_BYTES", 10_000)
+    monkeypatch.setattr(indexing, "LARGE_FILE_MEMORY", 512 * 1024**2)
+    monkeypatch.setattr(index, "index_source", hungry)  # the worker is forked: it inherits the stand-in
+    project = _project_with(tmp_path, {"generated.py": "DATA = [\n" + "    ('x' * 40, [1, 2, 3]),\n" * 1_000 + "]\n"})
+    result = run_cli(project, "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 2
+    errors = [error for error in document["errors"] if error["path"] == "hostile/generated.py"]
+    assert [error["kind"] for error in errors] == ["too-large-file"], document["errors"]
+    assert "needs more than 512 MiB of memory" in errors[0]["message"]
+    assert result.locations() == EXAMPLE_FINDINGS
 
 
 @pytest.mark.parametrize("value", ["0", "'1 MB'", "true", "-5"])
