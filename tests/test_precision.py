@@ -83,6 +83,32 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.func(args)
 """,
+    "a tool's own _run that routes to its validating run, reached through an awaited lookup": """
+class Tool:
+    def __init__(self, fn, model):
+        self.fn = fn
+        self.model = model
+
+    async def run(self, arguments):
+        return self.fn(**self.model(**arguments).dict())
+
+    async def _run(self, arguments, task_meta=None):
+        if task_meta is not None:
+            return None
+        return await self.run(arguments)
+
+
+class Server:
+    def __init__(self):
+        self._tools = {}
+
+    async def get_tool(self, name):
+        return self._tools.get(name)
+
+    async def call_tool(self, name, arguments):
+        tool = await self.get_tool(name)
+        return await tool._run(arguments)
+""",
     "a tool object's method reached through an inner object's public entry": """
 import json
 

@@ -139,6 +139,10 @@ class CallGraph:
                     elif function_names.get(name) == 1 or (resolved is None and function_names.get(name, 0) > 1):
                         self._callers_by_name[name].append((module, call))
 
+    def methods_named(self, name: str) -> List[str]:
+        """Every method of that name the project defines, qualified."""
+        return list(self._methods_by_name.get(name, []))
+
     def _method_of_named_receiver(self, callee: str) -> Optional[str]:
         """``ctx.tool_registry.execute_tool``: the method of the one class the receiver is named after
         (``ToolRegistry``), by the convention that an object is named like its class."""

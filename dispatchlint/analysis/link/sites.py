@@ -26,6 +26,7 @@ from dispatchlint.analysis.link.catalog import Catalog
 from dispatchlint.analysis.link.gates import Gates
 from dispatchlint.analysis.link.model import (
     INSPECTING_METHOD,
+    TOOL_ENTRY_METHODS,
     EXECUTOR_ARGS,
     GATED,
     RAW,
@@ -78,6 +79,8 @@ class Dispatches:
         for module in self.graph.modules:
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 reaches_past = dispatch.kind is SiteKind.BYPASS
+                if reaches_past and self._routes_to_entry(dispatch.via):
+                    continue  # the project's own ``_run`` hands the arguments to the validating ``run``
                 method = dispatch.kind is SiteKind.METHOD
                 tables: List[Optional[LinkedTable]] = list(self.catalog.dispatched_tables(module, dispatch))
                 if dispatch.constructed:
@@ -201,6 +204,15 @@ class Dispatches:
             constructed=constructed,
             sink_method=sink_method,
             registered_by=registered_by,
+        )
+
+    def _routes_to_entry(self, attribute: str) -> bool:
+        """The project defines the attribute as a method that calls its object's public entry (FastMCP's
+        ``Tool._run``: task routing, then ``self.run(arguments)``): reaching it is not reaching past."""
+        return any(
+            call.callee in {f"self.{entry}" for entry in TOOL_ENTRY_METHODS}
+            for method in self.graph.methods_named(attribute)
+            for _, call in self.graph.calls_in(method)
         )
 
     def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:
