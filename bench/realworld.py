@@ -9,10 +9,11 @@ holds its ground truth, written from reading the code before the linter ran on i
 - ``judged``: findings outside every labelled place, judged after reading them (``verdict`` right or wrong).
 
 Each repository is expected, unpacked at its pinned commit, in ``DIR/<owner>__<name>`` (or ``DIR/<name>``
-for an entry that names itself: the same repository at several commits; see ``bench/realworld/README.md``). The linter runs twice per repository, with the default rules and with
-``--select ALL`` (one analysis: the default rules' findings are the ALL run's without the opt-in codes); the
-table gives required found, false positives, findings no label covers (``unjudged``: read them, then judge
-them) and the time of the run. Opt-in codes count only in the ALL run.
+for an entry that names itself: the same repository at several commits; see ``bench/realworld/README.md``).
+The linter runs twice per repository, with the default rules and with ``--select ALL`` (one analysis: the
+default rules' findings are the ALL run's without the opt-in codes); the table gives required found, false
+positives, findings no label covers (``unjudged``: read them, then judge them) and the time of the run. Opt-in
+codes count only in the ALL run.
 """
 
 from __future__ import annotations

@@ -61,6 +61,12 @@ class Config:
     #: More tool-object types that validate their own arguments (base classes, factories, decorators, dotted
     #: names or package prefixes), next to the built-in list of agent frameworks.
     tool_types: Tuple[str, ...] = ()
+    #: Parameters that receive a tool call's arguments from code outside the project (a framework's callback):
+    #: ``"package.module.function:parameter"``, next to the SDK models and what the project's gated path says.
+    sources: Tuple[str, ...] = ()
+    #: Attributes of tool objects that run the tool past its own validation (``raw_fn``), next to the built-in
+    #: ones of agent frameworks (``_run``, ``func``, ``fn``...).
+    sinks: Tuple[str, ...] = ()
     #: Gitignore-style patterns of test code: analysed (a test may be the only caller that links two modules)
     #: but never reported, and never the source of a gate or a sanitizer. ``test-paths = []`` reports them.
     test_paths: Tuple[str, ...] = DEFAULT_TEST_PATHS
@@ -69,7 +75,10 @@ class Config:
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
-        return repr((self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types, self.test_paths))
+        return repr(
+            (self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types, self.test_paths)
+            + (self.sources, self.sinks)
+        )
 
 
 _LIST_KEYS = {
@@ -83,6 +92,8 @@ _LIST_KEYS = {
     "ignore",
     "tool-types",
     "test-paths",
+    "sources",
+    "sinks",
 }
 _KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores", "max-file-size"}
 
@@ -138,6 +149,10 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
     values: Dict[str, Any] = {}
     for key in _LIST_KEYS & set(section):
         values[key.replace("-", "_")] = _string_list(section[key], f"{origin}: [tool.dispatchlint] {key}")
+    for source in values.get("sources", ()):
+        function, _, parameter = source.partition(":")
+        if not function or not parameter.isidentifier():
+            raise ConfigError(f'{origin}: [tool.dispatchlint] sources entries are "module.function:parameter"')
     values["exclude"] = values.get("exclude", ()) + values.pop("extend_exclude", ())
     if "schemas" in section:
         schemas = section["schemas"]

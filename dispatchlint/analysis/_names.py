@@ -14,10 +14,6 @@ from dispatchlint.runtime.contract import ARGUMENT_PARAMETER_NAMES
 #: so that a table the fix wraps hands the repaired mapping to the parameter the analyzer followed.
 ARGS_NAMES = ARGUMENT_PARAMETER_NAMES
 
-#: Attributes that reach past a tool object's own validation to the bare function it wraps.
-BYPASS_ATTRIBUTES = frozenset(
-    {"_run", "_arun", "func", "_func", "function", "coroutine", "__wrapped__", "fn", "forward", "entrypoint"}
-)
 
 _ANNOTATED_CLASS = re.compile(r"^['\"]?(?:Optional\[)?([A-Za-z_][\w.]*)\]?['\"]?$")
 

@@ -9,16 +9,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from dispatchlint.analysis._names import ARGS_NAMES as ARGS_NAMES
-from dispatchlint.analysis._names import BYPASS_ATTRIBUTES as BYPASS_ATTRIBUTES
 from dispatchlint.analysis._names import annotated_class as annotated_class
 from dispatchlint.analysis._names import mapping_value_class as mapping_value_class
-
-
-#: Attributes and keys that hold the model's raw arguments on a tool-call object.
-RAW_ARGUMENT_FIELDS = frozenset({"arguments", "input", "tool_input", "args", "function_args"})
-
-#: Methods of agent frameworks' tool-call objects that return the model's arguments (pydantic-ai's parts).
-RAW_ARGUMENT_METHODS = frozenset({"args_as_dict", "args_as_json_str"})
 
 #: Names that, as a dispatch key, say "this is a tool's name".
 _TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})

@@ -14,7 +14,8 @@ from dispatchlint.analysis.link import Project
 
 
 def unresolved_settings(project: Project) -> List[str]:
-    """One message per configured ``gates``, ``sanitizers``, ``tables`` or ``schemas`` name found nowhere."""
+    """One message per configured ``gates``, ``sanitizers``, ``sources``, ``tables`` or ``schemas`` name found
+    nowhere."""
     config = project.config
     defined: Set[str] = set()
     called: Set[str] = set()
@@ -26,6 +27,11 @@ def unresolved_settings(project: Project) -> List[str]:
         for name in names:
             if name not in defined and name.split(".")[-1] not in called:
                 messages.append(f"`{key}` entry {name!r} is neither defined nor called in the project")
+    for source in config.sources:
+        function, _, parameter = source.partition(":")
+        located = project.graph.function(function)
+        if located is None or parameter not in located[1].params:
+            messages.append(f"`sources` entry {source!r} names no parameter of a function in the project")
     tables = {table.qualname for table in project.catalog.tables.values()}
     tables |= {table.definition.name for table in project.catalog.tables.values()}
     for name in config.tables:

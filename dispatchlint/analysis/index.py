@@ -18,6 +18,7 @@ from libcst.metadata import CodeRange
 from dispatchlint.analysis import _patterns as pat
 from dispatchlint.analysis import _shapes as shp
 from dispatchlint.analysis import _syntax as syn
+from dispatchlint.analysis import models
 from dispatchlint.analysis._parse import (
     collecting_only_new_objects,
     deep_recursion,
@@ -1062,7 +1063,7 @@ class _ModuleIndexer:
         while isinstance(func, cst.Attribute):
             reached.append(func.attr.value)
             func = func.value
-        if not reached or reached[0] not in syn.BYPASS_ATTRIBUTES:
+        if not reached or reached[0] not in models.RAW_ENTRIES:
             # ``tool.func.async_call(...)`` calls a method of the wrapped object, not the bare function
             if len(reached) != 1:
                 return None, SiteKind.CALL, ""
@@ -1161,19 +1162,19 @@ class _ModuleIndexer:
             return self._flow(node.expression, scope, depth + 1)
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
-            if node.attr.value in syn.RAW_ARGUMENT_FIELDS and base not in ("self", "cls"):
+            if node.attr.value in models.ARGUMENT_FIELDS and base not in ("self", "cls"):
                 return Raw(f".{node.attr.value}", self.span(node))
             if pat.reads_model_text(node):
                 return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Subscript):
-            if syn.subscript_key(node) in syn.RAW_ARGUMENT_FIELDS:
+            if syn.subscript_key(node) in models.ARGUMENT_FIELDS:
                 return Raw(f"[{syn.subscript_key(node)!r}]", self.span(node))
             if pat.reads_model_text(node):
                 return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in syn.RAW_ARGUMENT_METHODS:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in models.ARGUMENT_METHODS:
                 # part.args_as_dict(): a framework's argument decoder
                 return Raw(f".{node.func.attr.value}()", self.span(node))
             return self._call_flow(node, scope, depth)
@@ -1206,7 +1207,7 @@ class _ModuleIndexer:
         pair = syn.get_call(node)
         if pair is not None:
             key = syn.string_value(pair[1])
-            if key in syn.RAW_ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
+            if key in models.ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
                 return Raw(f".get({key!r})", self.span(node))
             return _piece_of(self._flow(pair[0], scope, depth + 1))
         if callee is None:

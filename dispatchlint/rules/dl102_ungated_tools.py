@@ -131,7 +131,9 @@ class UngatedTools(Rule):
             ):
                 trace = project.taint.trace(call_site, "sink: the tool runs with them, unrepaired")
                 if trace:
-                    yield self.finding(call_site.module, call_site.span, self._call_message(project, call_site), trace=trace)
+                    yield self.finding(
+                        call_site.module, call_site.span, self._call_message(project, call_site), trace=trace
+                    )
 
     @staticmethod
     def _call_message(project: Project, site: CallSite) -> str:

@@ -121,7 +121,9 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
 
 def _gates(taint: Taint, site: Site) -> bool:
     """A tool runs here with the gate's output, on some path at least: the project repairs its arguments."""
-    return site.verdict == GATED or any(taint.may_carry_gated(flow, site.module, function) for function, flow in site.flows)
+    return site.verdict == GATED or any(
+        taint.may_carry_gated(flow, site.module, function) for function, flow in site.flows
+    )
 
 
 __all__ = [

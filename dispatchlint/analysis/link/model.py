@@ -28,6 +28,13 @@ from dispatchlint.analysis.facts import (
     TableDef,
     ValueKind,
 )
+from dispatchlint.analysis.models import (
+    COMMAND_LINE_PARSERS as COMMAND_LINE_PARSERS,
+    COMMAND_LINE_REGISTRATIONS as COMMAND_LINE_REGISTRATIONS,
+    FRAMEWORK_PACKAGES as FRAMEWORK_PACKAGES,
+    INSPECTING_METHOD as INSPECTING_METHOD,
+    TOOL_ENTRY_METHODS as TOOL_ENTRY_METHODS,
+)
 from dispatchlint.runtime import contract
 
 #: One step of a finding's trace.
@@ -58,10 +65,6 @@ GATED, RAW, RAW_WEAK, UNKNOWN, NOT_MODEL = (
     Verdict.UNKNOWN,
     Verdict.NOT_MODEL,
 )
-#: Calls whose result is a command line's parsed arguments.
-COMMAND_LINE_PARSERS = ("parse_args", "parse_known_args", "parse_intermixed_args")
-#: Calls that register a function as a command line's handler: it is called with the parsed command line.
-COMMAND_LINE_REGISTRATIONS = ("set_defaults",)
 
 DEFAULT_GATE = "coerce_tool_args"
 RUNTIME_PACKAGE = contract.PACKAGE
@@ -69,50 +72,6 @@ SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*nam
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
 #: generic ``kwargs``/``params`` that any factory takes.
 EXECUTOR_ARGS = ARGS_NAMES - {"kwargs", "params"}
-#: Packages whose tool objects validate their arguments in their public entry (``BaseTool.run``,
-#: ``FunctionTool.on_invoke_tool``, MCP ``Tool.run``...): a table of them is guarded when used that way.
-FRAMEWORK_PACKAGES = (
-    "langchain",
-    "langchain_core",
-    "langchain_community",
-    "langgraph",
-    "agents",
-    "pydantic_ai",
-    "mcp",
-    "fastmcp",
-    "crewai",
-    "crewai_tools",
-    "autogen",
-    "autogen_core",
-    "autogen_agentchat",
-    "autogen_ext",
-    "camel",
-    "agno",
-    "phi",
-    "smolagents",
-    "llama_index",
-    "haystack",
-    "semantic_kernel",
-)
-#: The public entries of tool objects: where a tool class that validates its arguments does so.
-TOOL_ENTRY_METHODS = (
-    "run",
-    "arun",
-    "invoke",
-    "ainvoke",
-    "__call__",
-    "call",
-    "acall",
-    "async_call",
-    "execute",
-    "aexecute",
-    "on_invoke_tool",
-)
-#: Methods of a tool object that inspect the arguments rather than run the tool (``tool.validate_input(args)``,
-#: ``tool.check_permissions(args)``): handed the same arguments as its entry, never a sink of their own.
-INSPECTING_METHOD = re.compile(
-    r"^_?(?:validate|check|verify|is|has|can|should|needs|get|describe|format|render|preview|explain|estimate)(?:_|$)"
-)
 HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 

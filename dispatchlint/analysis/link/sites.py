@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis._names import BYPASS_ATTRIBUTES
+from dispatchlint.analysis.models import RAW_ENTRIES
 from dispatchlint.analysis.facts import (
     Call,
     Dispatch,
@@ -78,6 +78,8 @@ class Dispatches:
         schema_names = set(self.catalog.schemas)
         for module in self.graph.modules:
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
+                if dispatch.kind is SiteKind.METHOD and dispatch.via in self.graph.config.sinks:
+                    dispatch = replace(dispatch, kind=SiteKind.BYPASS)  # a configured raw entry
                 reaches_past = dispatch.kind is SiteKind.BYPASS
                 if reaches_past and self._routes_to_entry(dispatch.via):
                     continue  # the project's own ``_run`` hands the arguments to the validating ``run``
@@ -334,7 +336,7 @@ class Dispatches:
                 continue
             registered = next((value for slot, kind, value in call.literals if slot == "0" and kind == "ref"), "")
             owner, _, attribute = registered.partition(".")
-            if "register" in method and owner == "self" and attribute in BYPASS_ATTRIBUTES:
+            if "register" in method and owner == "self" and attribute in RAW_ENTRIES:
                 found[(definition.class_name, _registry_identity(definition, holder))] = (attribute, call.function)
         return found
 
@@ -406,9 +408,7 @@ class Dispatches:
             verdicts = []
             for param in params:
                 bound = bind(call, found[1], param)
-                verdicts.append(
-                    UNKNOWN if bound is None else self.taint.evaluate(bound, caller_module, call.function)
-                )
+                verdicts.append(UNKNOWN if bound is None else self.taint.evaluate(bound, caller_module, call.function))
             verdict = combine(verdicts, every=False)
             gated = gated or verdict == GATED
             if verdict in (RAW, RAW_WEAK):

@@ -76,7 +76,7 @@ class Specification:
             if not gated:
                 continue
             for item in sorted(handed, key=lambda item: item.qualified):
-                for (gated_item, (position, span)) in gated:
+                for gated_item, (position, span) in gated:
                     params = _own_params(item.definition)
                     if gated_item.qualified == item.qualified or position >= len(params):
                         continue

@@ -237,7 +237,11 @@ class Taint:
         definition = found[1]
         verdicts: List[Optional[Verdict]] = []
         for is_tuple, returned in definition.returns:
-            if is_tuple == flow.first_of_tuple and isinstance(returned, Param) and returned.function == definition.qualname:
+            if (
+                is_tuple == flow.first_of_tuple
+                and isinstance(returned, Param)
+                and returned.function == definition.qualname
+            ):
                 call = Call(function, flow.callee, flow.args, (), (), definition.span)
                 bound = bind(call, definition, returned.name)
                 verdicts.append(UNKNOWN if bound is None else self._evaluate(bound, module, function))
@@ -260,6 +264,8 @@ class Taint:
         found = self.graph.function(qualified)
         if found is None:
             return UNKNOWN
+        if f"{qualified}:{name}" in self.graph.config.sources:
+            return RAW
         definition = found[1]
         by_name = RAW_WEAK if name in ARGS_NAMES else UNKNOWN
         verdicts: List[Optional[Verdict]] = []
@@ -366,9 +372,7 @@ class Taint:
                 return []
             budget += 1
 
-    def _explain(
-        self, flow: Flow, module: ModuleFacts, function: str, search: _Search
-    ) -> List[Step]:
+    def _explain(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
         """Steps from a source of raw arguments to ``flow``, through at most ``budget`` calls (empty when it is
         not raw, or comes from further away)."""
         if isinstance(flow, Raw):
@@ -395,9 +399,7 @@ class Taint:
             return self._explain_returned(flow, module, function, search)
         return []
 
-    def _explain_returned(
-        self, flow: CallResult, module: ModuleFacts, function: str, search: _Search
-    ) -> List[Step]:
+    def _explain_returned(self, flow: CallResult, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
         """A project function that returns raw arguments it reads itself (``return json.loads(call.arguments)``)."""
         callee = self._callee(flow, module, function)
         found = self.graph.function(callee) if callee else None
@@ -420,19 +422,28 @@ class Taint:
         search: _Search,
     ) -> List[Step]:
         for is_tuple, returned in definition.returns:
-            if is_tuple != flow.first_of_tuple or (isinstance(returned, Param) and returned.function == definition.qualname):
+            if is_tuple != flow.first_of_tuple or (
+                isinstance(returned, Param) and returned.function == definition.qualname
+            ):
                 continue
             if self.evaluate(returned, callee_module, definition.qualname) not in _RAW_VERDICTS:
                 continue
             before = self._explain(returned, callee_module, definition.qualname, search)
             if before:
-                step = Step(module.path, self._function_span(module, function), f"returned by `{display_function(definition.qualname)}`")
+                step = Step(
+                    module.path,
+                    self._function_span(module, function),
+                    f"returned by `{display_function(definition.qualname)}`",
+                )
                 return before + [step]
         return []
 
     def _explain_param(self, module: ModuleFacts, flow: Param, search: _Search) -> List[Step]:
         qualified = f"{module.module}.{flow.function}"
         found = self.graph.function(qualified)
+        if f"{qualified}:{flow.name}" in self.graph.config.sources:
+            where = found[1].span if found else self._function_span(module, flow.function)
+            return [Step(module.path, where, f"source: `{flow.name}`, the model's arguments (configured in `sources`)")]
         learned = self._learned_source(qualified, flow.name)
         if learned is not None:
             return [
@@ -440,8 +451,9 @@ class Taint:
                     module.path,
                     found[1].span if found else self._function_span(module, flow.function),
                     f"source: `{flow.name}`, what `{display_function(learned.role.receiver)}` calls its "
-                    f"`{learned.role.parameter}` with: the model's arguments, which `{display_function(learned.gated_by)}` "
-                    f"hands the gate ({learned.module.path}:{learned.span.line})",
+                    f"`{learned.role.parameter}` with: the model's arguments, which "
+                    f"`{display_function(learned.gated_by)}` hands the gate "
+                    f"({learned.module.path}:{learned.span.line})",
                 )
             ]
         if found is None or not search.enter((qualified, flow.name)):
@@ -502,9 +514,7 @@ class Taint:
         """Invocations in the order of their places, so a trace does not depend on the order modules are read."""
         return sorted(invocations, key=lambda invocation: (invocation.module.path, astuple(invocation.call.span)))
 
-    def _explain_text(
-        self, flow: Flow, module: ModuleFacts, function: str, search: _Search
-    ) -> List[Step]:
+    def _explain_text(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
         """Steps from the model's text reply to ``flow`` (empty when it is not that text)."""
         if isinstance(flow, ModelText):
             where = flow.span or self._function_span(module, function)
@@ -526,7 +536,9 @@ class Taint:
         try:
             for invocation in self._ordered(self.graph.invocations(qualified, located[1])):
                 bound = bind(invocation.call, located[1], flow.name)
-                read, read_module, read_function = invocation.where_read(bound) if bound is not None else (None, module, "")
+                read, read_module, read_function = (
+                    invocation.where_read(bound) if bound is not None else (None, module, "")
+                )
                 if read is None or not self.is_model_text(read, read_module, read_function):
                     continue
                 before = self._explain_text(read, read_module, read_function, search)
