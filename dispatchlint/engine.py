@@ -251,9 +251,14 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         file_times = {item.source.relative: None for item in read.files}
         stages: Tuple[Tuple[str, float], ...] = (("stored results", time.perf_counter() - started),)
     else:
-        from dispatchlint.check import check_project  # the stages that index, link and check: only on a miss
+        from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
+        from dispatchlint.check import Checked, check_project  # the stages that index, link and check: only on a miss
 
-        checked = check_project(plan, options, read.files, cache, file_times, everything=key is not None)
+        def check() -> Checked:  # the summaries and traces follow chains of calls as long as a project has
+            with deep_recursion():
+                return check_project(plan, options, read.files, cache, file_times, everything=key is not None)
+
+        checked = on_deep_stack(check)
         project, fixability, results, stages = checked.project, checked.fixability, checked.results, checked.stages
         errors.extend(checked.problems)
         if cache is not None and key is not None and not checked.problems:  # a failed file is indexed again

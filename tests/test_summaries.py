@@ -175,3 +175,35 @@ def test_every_reported_trace_starts_at_a_source(run_cli) -> None:
                     finding["trace"],
                 )
     assert checked > 20
+
+
+def test_a_chain_of_calls_as_long_as_a_project_has_needs_no_deep_stack_from_the_caller(tmp_path: Path) -> None:
+    """The library entry (not the command line) solves and traces a raw path through 1,500 calls at the
+    interpreter's own recursion limit."""
+    from dispatchlint.engine import RunOptions, analyse
+
+    hops = 1_500
+    functions = "".join(
+        f"def step_{index}(name, payload):\n    return step_{index + 1}(name, payload)\n\n" for index in range(hops)
+    )
+    loop = (
+        "import json\nfrom agent.tools import TOOLS\n\n"
+        + functions
+        + f"def step_{hops}(name, payload):\n    return TOOLS[name](payload)\n\n"
+        + "def on_tool_call(tool_call):\n"
+        + "    return step_0(tool_call.function.name, json.loads(tool_call.function.arguments))\n"
+    )
+    root = write_project(
+        tmp_path,
+        {
+            "agent/__init__.py": "",
+            "agent/gate.py": GATE,
+            "agent/registry.py": REGISTRY.format(package="agent"),
+            "agent/tools.py": TOOLS,
+            "agent/loop.py": loop,
+        },
+    )
+    results = analyse([root], RunOptions(use_cache=False), cwd=root)
+    found = [finding for result in results for finding in result.findings if finding.code == "DL101"]
+    assert [(finding.path, finding.span.line) for finding in found] == [("agent/loop.py", 3 * hops + 5)]
+    assert found[0].trace[0].message.startswith("source: the model's arguments")

@@ -6,8 +6,8 @@ hop by hop, for what is reported.
 The summaries are the least solution of one equation per parameter (what its invocations pass), per function
 return (what its ``return`` statements give back) and per text parameter (whether some caller hands it the
 model's text reply), solved to a fixpoint on demand: no depth cap, and the same answer whatever order the
-modules, sites or calls are met in. A trace is a shortest derivation of a site's verdict, so it always starts at
-a source.
+modules, sites or calls are met in. A trace is a derivation of a site's verdict (within twice the fewest calls),
+so it always starts at a source.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def join(verdicts: Sequence[Optional[Verdict]]) -> Optional[Verdict]:
 
 
 class Fixpoint:
-    """A demand-driven worklist solver (each unknown is computed when first asked for, and again whenever an
-    unknown it read rises), over equations that only ever make values rise, so its answer is their least
+    """A demand-driven worklist solver (each unknown is computed once it is first asked for, and again whenever
+    an unknown it read rises), over equations that only ever make values rise, so its answer is their least
     solution, whatever the order of the questions. A cycle that nothing outside feeds ends as ``UNKNOWN``."""
 
     def __init__(self, equation: Callable[[Key], Value]) -> None:
@@ -99,14 +99,24 @@ class Fixpoint:
         self._current: Optional[Key] = None
         self._pending: List[Key] = []
         self._queued: Set[Key] = set()
+        #: Unknowns met since the last time everything was solved: the only ones that can still be at the bottom.
+        self._met: List[Key] = []
 
     def get(self, key: Key) -> Value:
+        """The value known so far; an unknown not met before starts at the bottom and is queued, so that solving
+        never recurses, however long the chains of calls (what reads it is solved again when it rises)."""
         if self._current is not None:
             self._readers[key].add(self._current)
         if key not in self.values:
             self.values[key] = False if key[0] is Summary.TEXT else BOTTOM
-            self._compute(key)
+            self._met.append(key)
+            self._queue(key)
         return self.values[key]
+
+    def _queue(self, key: Key) -> None:
+        if key not in self._queued:
+            self._queued.add(key)
+            heapq.heappush(self._pending, key)
 
     def answer(self, question: Callable[[], _T]) -> _T:
         """The value of an expression over the unknowns, once every unknown it reads is solved."""
@@ -117,17 +127,15 @@ class Fixpoint:
                 return answer
 
     def _compute(self, key: Key) -> None:
-        outer, self._current = self._current, key
+        self._current = key
         try:
             value = self._equation(key)
         finally:
-            self._current = outer
+            self._current = None
         if value != self.values[key]:
             self.values[key] = value
             for reader in self._readers[key]:
-                if reader not in self._queued:
-                    self._queued.add(reader)
-                    heapq.heappush(self._pending, reader)
+                self._queue(reader)
 
     def _settle(self) -> bool:
         """Solve until nothing rises; whether anything was left to solve. Unknowns still at the bottom then are
@@ -140,13 +148,13 @@ class Fixpoint:
                 self._queued.discard(key)
                 self._compute(key)
                 worked = True
-            cycles = sorted(key for key, value in self.values.items() if value is BOTTOM)
+            cycles = sorted(key for key in self._met if self.values[key] is BOTTOM)
+            self._met = []
             if not cycles:
                 return worked
             for key in cycles:
                 self.values[key] = UNKNOWN
-                self._queued.add(key)
-                heapq.heappush(self._pending, key)
+                self._queue(key)
 
 
 class _Search:
@@ -349,19 +357,20 @@ class Taint:
     def trace(self, site: Site, sink: str) -> Tuple[Step, ...]:
         """The path the model's arguments take to a site: where they come from, each call that hands them on,
         and the site itself (``sink``). Empty when no source can be shown: then there is nothing to report."""
-        path = self._shortest([(site.module, function, flow) for function, flow in site.flows])
+        path = self._derivation([(site.module, function, flow) for function, flow in site.flows])
         return tuple(path) + (Step(site.module.path, site.span, sink),) if path else ()
 
     def call_trace(self, module: ModuleFacts, call: Call, sink: Step) -> Tuple[Step, ...]:
         """The trace of a call that hands raw arguments to a dispatching function (``site.bypasses``)."""
-        path = self._shortest([(module, call.function, flow) for flow in call.flows])
+        path = self._derivation([(module, call.function, flow) for flow in call.flows])
         hand = Step(module.path, call.span, "hands them to the dispatching function")
         return tuple(path) + (hand, sink) if path else ()
 
-    def _shortest(self, flows: Sequence[Tuple[ModuleFacts, str, Flow]]) -> List[Step]:
-        """The derivation of the first raw flow with the fewest calls between its source and the site, deepening
-        one call at a time (so a cycle of calls never hides the way in) until no search was cut short."""
-        budget = 0
+    def _derivation(self, flows: Sequence[Tuple[ModuleFacts, str, Flow]]) -> List[Step]:
+        """A derivation of the first raw flow with at most twice the fewest calls between its source and the
+        site: searched within a bound on the calls that doubles until a search finds one or is not cut short (a
+        cycle of calls never hides the way in, and a path of a thousand calls costs a few searches)."""
+        budget = 1
         while True:
             search = _Search(budget)
             for module, function, flow in flows:
@@ -370,7 +379,7 @@ class Taint:
                     return found
             if not search.cut:
                 return []
-            budget += 1
+            budget *= 2
 
     def _explain(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
         """Steps from a source of raw arguments to ``flow``, through at most ``budget`` calls (empty when it is
