@@ -42,6 +42,9 @@ class CallGraph:
         self.calls_by_function: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         self._callers_by_name: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
+        #: Method name -> calls of a method of that name on an object nothing says the type of, where several
+        #: classes define one: each may run (class hierarchy analysis). What a method's parameters receive only.
+        self._callers_by_hierarchy: Dict[str, List[Tuple[ModuleFacts, Call]]] = defaultdict(list)
         #: Function (qualified, without a redefinition's ``@LINE``) -> the calls that hand it on as a value.
         self._handed: Dict[str, List[Tuple[ModuleFacts, Call, str]]] = defaultdict(list)
         self._nested_owners: Dict[str, List[str]] = defaultdict(list)
@@ -129,15 +132,18 @@ class CallGraph:
                 if resolved is not None and self.function(resolved) is not None:
                     self._callers[resolved].append((module, call))
                 elif "." in call.callee and not call.callee.startswith(("self.", "cls.")):
-                    # a method called on an object of a type this analysis does not know: the one method of that
-                    # name, or, when nothing the name is written with resolves, any method of that name (class
-                    # hierarchy analysis: ``plugin.execute_tool(name, args)`` runs every plugin's override)
+                    # a method called on an object of a type this analysis does not know: the method of the class
+                    # the receiver is named after, the one method of that name, or, when nothing the name is
+                    # written with resolves, any method of that name (class hierarchy analysis, for what the
+                    # parameters receive: ``plugin.execute_tool(name, args)`` runs every plugin's override)
                     name = call.callee.split(".")[-1]
                     named = self._method_of_named_receiver(call.callee) if resolved is None else None
                     if named is not None:
                         self._callers[named].append((module, call))
-                    elif function_names.get(name) == 1 or (resolved is None and function_names.get(name, 0) > 1):
+                    elif function_names.get(name) == 1:
                         self._callers_by_name[name].append((module, call))
+                    elif resolved is None and function_names.get(name, 0) > 1:
+                        self._callers_by_hierarchy[name].append((module, call))
 
     def methods_named(self, name: str) -> List[str]:
         """Every method of that name the project defines, qualified."""
@@ -179,8 +185,13 @@ class CallGraph:
         return found
 
     def invocations(self, qualified: str, definition: FunctionDef) -> List[Invocation]:
-        """Every call that runs a function: its callers, and the calls of the parameters it is handed to."""
+        """Every call that runs a function: its callers, the calls of a method of its name on objects of unknown
+        type, and the calls of the parameters it is handed to."""
         found = [Invocation(module, call) for module, call in self.callers(qualified, definition)]
+        if definition.class_name:
+            found.extend(
+                Invocation(module, call) for module, call in self._callers_by_hierarchy.get(definition.name, [])
+            )
         return found + self._handed_invocations(qualified, 0)
 
     def _handed_invocations(self, qualified: str, depth: int) -> List[Invocation]:
