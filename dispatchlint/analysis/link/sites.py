@@ -39,9 +39,11 @@ from dispatchlint.analysis.link.model import (
     Site,
     TableSite,
     Verdict,
+    base_name,
     bind,
     combine,
     mentions_param,
+    parent_of,
     position_of,
     wire_parsed_here,
     table_of,
@@ -209,13 +211,17 @@ class Dispatches:
         )
 
     def _routes_to_entry(self, attribute: str) -> bool:
-        """The project defines the attribute as a method that calls its object's public entry (FastMCP's
-        ``Tool._run``: task routing, then ``self.run(arguments)``): reaching it is not reaching past."""
-        return any(
-            call.callee in {f"self.{entry}" for entry in TOOL_ENTRY_METHODS}
-            for method in self.graph.methods_named(attribute)
-            for _, call in self.graph.calls_in(method)
-        )
+        """In this project the attribute is an entry that routes to its object's validating one (FastMCP's
+        ``Tool._run``: task routing, then ``self.run(arguments)``), not the raw implementation: at least half of
+        the classes that define it call their own public entry there (CrewAI's two hundred ``_run`` bodies are
+        the tools themselves, though one adapter's ``_run`` calls ``self.invoke``)."""
+        entries = {f"self.{entry}" for entry in TOOL_ENTRY_METHODS}
+        routing: Dict[str, bool] = {}
+        for method in self.graph.methods_named(attribute):
+            owner = parent_of(base_name(method))
+            routes = any(call.callee in entries for _, call in self.graph.calls_in(method))
+            routing[owner] = routing.get(owner, False) or routes
+        return bool(routing) and 2 * sum(routing.values()) >= len(routing)
 
     def _runs_stored_callable(self, qualified: str, definition: FunctionDef) -> bool:
         """The method calls a callable it holds (``self.fn(**arguments)``) with one of its own parameters."""
