@@ -374,3 +374,41 @@ async def exec_one(ctx, tool_call, context):
         config={"gates": ["_coerce_args"]},
     )
     assert run_cli(root, "--format", "json", "--extend-select", "DL102").findings() == []
+
+
+def test_one_class_whose_raw_entry_routes_to_validation_does_not_make_every_raw_entry_an_entry(
+    tmp_path: Path, run_cli
+) -> None:
+    """Most tool classes implement ``_run`` as the tool itself; one adapter's ``_run`` calls its ``invoke``.
+    Reaching ``tool._run(**args)`` on the tools of a table is still reaching past their validation."""
+    tools = "\n\n".join(
+        f"class Tool{index}(BaseTool):\n    name: str = 'tool_{index}'\n\n    def _run(self, limit: int = 1):\n"
+        f"        return limit + {index}\n"
+        for index in range(3)
+    )
+    root = write_project(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/tools.py": "from langchain_core.tools import BaseTool\n\n\n"
+            + tools
+            + "\n\nclass StructuredAdapter:\n    def invoke(self, arguments):\n        return arguments\n\n"
+            + "    def _run(self, **arguments):\n        return self.invoke(arguments)\n\n\n"
+            + "TOOLS = {tool.name: tool for tool in [Tool0(), Tool1(), Tool2()]}\n",
+            "app/adapter.py": """
+import json
+
+from app.tools import TOOLS
+
+
+def gated(call):
+    return TOOLS[call.function.name].invoke(json.loads(call.function.arguments))
+
+
+def on_invoke_tool(call):
+    args_dict = json.loads(call.function.arguments)
+    return TOOLS[call.function.name]._run(**args_dict)
+""",
+        },
+    )
+    assert run_cli(root, "--format", "json").locations() == {("DL101", "app/adapter.py:13")}
