@@ -178,20 +178,22 @@ class CallGraph:
                 found.extend(self.calls_by_function[owner])
         return found
 
-    def callers(self, qualified: str, definition: FunctionDef) -> List[Tuple[ModuleFacts, Call]]:
+    def callers(
+        self, qualified: str, definition: FunctionDef, hierarchy: bool = False
+    ) -> List[Tuple[ModuleFacts, Call]]:
+        """The calls of a function; ``hierarchy``: of a method, also the calls of a method of its name on objects of
+        unknown type where several classes define one (what its parameters may receive)."""
         found = list(self._callers.get(base_name(qualified), []))
         if definition.class_name:
             found.extend(self._callers_by_name.get(definition.name, []))
+            if hierarchy:
+                found.extend(self._callers_by_hierarchy.get(definition.name, []))
         return found
 
     def invocations(self, qualified: str, definition: FunctionDef) -> List[Invocation]:
         """Every call that runs a function: its callers, the calls of a method of its name on objects of unknown
         type, and the calls of the parameters it is handed to."""
-        found = [Invocation(module, call) for module, call in self.callers(qualified, definition)]
-        if definition.class_name:
-            found.extend(
-                Invocation(module, call) for module, call in self._callers_by_hierarchy.get(definition.name, [])
-            )
+        found = [Invocation(module, call) for module, call in self.callers(qualified, definition, hierarchy=True)]
         return found + self._handed_invocations(qualified, 0)
 
     def _handed_invocations(self, qualified: str, depth: int) -> List[Invocation]:

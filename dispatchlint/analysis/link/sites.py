@@ -410,7 +410,7 @@ class Dispatches:
         if found is None:
             return ()
         gated, raw = False, []
-        for caller_module, call in self.graph.callers(f"{module.module}.{function}", found[1]):
+        for caller_module, call in self.graph.callers(f"{module.module}.{function}", found[1], hierarchy=True):
             verdicts = []
             for param in params:
                 bound = bind(call, found[1], param)
