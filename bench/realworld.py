@@ -176,11 +176,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     crashed: List[str] = []
     for entry in manifest["repositories"]:
         slug = entry.get("name") or entry["repo"].replace("/", "__")
-        totals = groups.setdefault(group_of(entry), {False: Score(), True: Score()})
         if options.only and not any(part in slug for part in options.only):
             continue
         if entry.get("blind") and not options.blind:
             continue
+        totals = groups.setdefault(group_of(entry), {False: Score(), True: Score()})
         checkout = options.repos / slug
         truth = json.loads((HERE / "truth" / f"{slug}.json").read_text(encoding="utf-8"))
         if truth["commit"] != entry["commit"]:
