@@ -244,21 +244,22 @@ class Taint:
             return UNKNOWN
         definition = found[1]
         verdicts: List[Optional[Verdict]] = []
+        others = False
         for is_tuple, returned in definition.returns:
-            if (
-                is_tuple == flow.first_of_tuple
-                and isinstance(returned, Param)
-                and returned.function == definition.qualname
-            ):
+            if is_tuple != flow.first_of_tuple:
+                continue
+            if isinstance(returned, Param) and returned.function == definition.qualname:
                 call = Call(function, flow.callee, flow.args, (), (), definition.span)
                 bound = bind(call, definition, returned.name)
                 verdicts.append(UNKNOWN if bound is None else self._evaluate(bound, module, function))
-        slot = "first of tuple" if flow.first_of_tuple else "value"
-        other = self._solver.get((Summary.RETURN, f"{found[0].module}.{definition.qualname}", slot))
-        assert not isinstance(other, bool)
-        if other is not UNKNOWN or not verdicts:
+            else:
+                others = True
+        if others:  # what the other ``return`` statements give back, summarised once for every caller
+            slot = "first of tuple" if flow.first_of_tuple else "value"
+            other = self._solver.get((Summary.RETURN, f"{found[0].module}.{definition.qualname}", slot))
+            assert not isinstance(other, bool)
             verdicts.append(other)
-        return join(verdicts) if any(is_tuple == flow.first_of_tuple for is_tuple, _ in definition.returns) else UNKNOWN
+        return join(verdicts) if verdicts else UNKNOWN
 
     def _equation(self, key: Key) -> Value:
         kind, qualified, name = key
