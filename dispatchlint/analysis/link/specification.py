@@ -71,11 +71,12 @@ class Specification:
                     role = self._role(module, call, slot)
                     if located is not None and role is not None:
                         roles[role].append(_Handed(located[0], qualified, located[1]))
-        for role, handed in sorted(roles.items(), key=lambda item: (item[0].receiver, item[0].parameter)):
+        for role, unordered in sorted(roles.items(), key=lambda item: (item[0].receiver, item[0].parameter)):
+            handed = sorted(unordered, key=lambda item: item.qualified)  # the evidence named is the same in any order
             gated = [(item, found) for item in handed for found in [self._gated_position(item)] if found is not None]
             if not gated:
                 continue
-            for item in sorted(handed, key=lambda item: item.qualified):
+            for item in handed:
                 for gated_item, (position, span) in gated:
                     params = _own_params(item.definition)
                     if gated_item.qualified == item.qualified or position >= len(params):
