@@ -73,8 +73,6 @@ BOTTOM = None
 Value = Union[Verdict, bool, None]
 _T = TypeVar("_T")
 
-#: The order verdicts rise in as a fixpoint is solved (``combine`` over alternatives is their maximum).
-_RANK = {GATED: 1, NOT_MODEL: 2, UNKNOWN: 2, RAW_WEAK: 3, RAW: 4}
 _RAW_VERDICTS = (RAW, RAW_WEAK)
 
 
