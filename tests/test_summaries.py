@@ -76,6 +76,18 @@ def chain_project(root: Path, hops: int, names: List[str], package: str = "agent
     return write_project(root, files), f"{package}/{names[hops - 1]}.py"
 
 
+def gated_project(root: Path, loop: str) -> Path:
+    """The gated registry path of ``chain_project`` and ``loop`` as ``agent/loop.py``."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/gate.py": GATE,
+        "agent/registry.py": REGISTRY.format(package="agent"),
+        "agent/tools.py": TOOLS,
+        "agent/loop.py": loop,
+    }
+    return write_project(root, files)
+
+
 def findings(run_cli, root: Path) -> List[dict]:
     run = run_cli(root, "--format", "json", ".")
     assert run.exit_code in (0, 1), run.stderr
@@ -122,14 +134,9 @@ def test_findings_do_not_depend_on_module_names_or_order(tmp_path: Path, run_cli
 def test_a_cycle_of_calls_neither_hides_the_source_nor_invents_one(tmp_path: Path, run_cli) -> None:
     """Two functions that hand the arguments back and forth: the raw value entering the cycle is found with a
     trace from its source; a cycle nothing raw enters reports nothing."""
-    root = write_project(
+    root = gated_project(
         tmp_path,
-        {
-            "agent/__init__.py": "",
-            "agent/gate.py": GATE,
-            "agent/registry.py": REGISTRY.format(package="agent"),
-            "agent/tools.py": TOOLS,
-            "agent/loop.py": """
+        """
 import json
 from agent.tools import TOOLS
 
@@ -152,7 +159,6 @@ def loud(name, payload, depth):
 def on_tool_call(tool_call):
     return ping(tool_call.function.name, json.loads(tool_call.function.arguments), 3)
 """,
-        },
     )
     found = [finding for finding in findings(run_cli, root) if finding["code"] == "DL101"]
     assert [(finding["path"], finding["line"]) for finding in found] == [("agent/loop.py", 8)]
@@ -193,16 +199,7 @@ def test_a_chain_of_calls_as_long_as_a_project_has_needs_no_deep_stack_from_the_
         + "def on_tool_call(tool_call):\n"
         + "    return step_0(tool_call.function.name, json.loads(tool_call.function.arguments))\n"
     )
-    root = write_project(
-        tmp_path,
-        {
-            "agent/__init__.py": "",
-            "agent/gate.py": GATE,
-            "agent/registry.py": REGISTRY.format(package="agent"),
-            "agent/tools.py": TOOLS,
-            "agent/loop.py": loop,
-        },
-    )
+    root = gated_project(tmp_path, loop)
     results = analyse([root], RunOptions(use_cache=False), cwd=root)
     found = [finding for result in results for finding in result.findings if finding.code == "DL101"]
     assert [(finding.path, finding.span.line) for finding in found] == [("agent/loop.py", 3 * hops + 5)]

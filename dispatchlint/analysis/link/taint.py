@@ -478,11 +478,7 @@ class Taint:
                 before = self._explain(read, read_module, read_function, search)
                 if not before:
                     continue
-                step = Step(
-                    invocation.module.path,
-                    invocation.call.span,
-                    f"passed to {described(flow.function)} as `{flow.name}`",
-                )
+                step = _passed_step(invocation, flow)
                 if invocation.handed_for(bound):
                     hops = [
                         Step(hop.module.path, hop.call.span, f"handed to `{display_function(hop.receiver.qualname)}`")
@@ -552,11 +548,7 @@ class Taint:
                 before = self._explain_text(read, read_module, read_function, search)
                 if not before:
                     continue
-                step = Step(
-                    invocation.module.path,
-                    invocation.call.span,
-                    f"passed to {described(flow.function)} as `{flow.name}`",
-                )
+                step = _passed_step(invocation, flow)
                 return before + [step]
             return []
         finally:
@@ -565,3 +557,8 @@ class Taint:
     def _function_span(self, module: ModuleFacts, function: str) -> Span:
         found = self.graph.function(f"{module.module}.{function}") if function else None
         return found[1].span if found else Span(1, 1, 1, 1)
+
+
+def _passed_step(invocation: Invocation, flow: Param) -> Step:
+    """The trace step of a call that hands a parameter what it holds."""
+    return Step(invocation.module.path, invocation.call.span, f"passed to {described(flow.function)} as `{flow.name}`")
