@@ -22,6 +22,18 @@ def reads_properties(node: cst.CSTNode) -> bool:
     return pair is not None and syn.string_value(pair[1]) == "properties"
 
 
+def reads_signature(node: cst.CSTNode) -> bool:
+    """``param.annotation`` or ``get_type_hints(func)``: the declared types of a callable's parameters, which a
+    gate that repairs against the tool function's own annotations reads where others read a schema (only
+    asking a signature which parameters exist is not that)."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "annotation"
+    if not isinstance(node, cst.Call) or not node.args:
+        return False
+    callee = syn.dotted_name(node.func)
+    return callee is not None and callee.split(".")[-1] == "get_type_hints"
+
+
 def reads_model_text(node: cst.CSTNode) -> bool:
     """The text of a model's reply: ``response.choices[0].message.content`` (``["message"]["content"]``),
     ``response.content[0].text``, ``response.output_text``."""

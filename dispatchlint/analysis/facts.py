@@ -342,6 +342,9 @@ class FunctionDef:
     #: Builds a mapping whose keys are other keys translated (``{originals.get(k, k): v for k, v in ...}``):
     #: what restoring sanitized property names does.
     renames_keys: bool = False
+    #: Reads the declared types of a callable's parameters (``param.annotation``): with ``rewrites_values``, a
+    #: gate by behaviour that repairs against the tool function's annotations rather than a schema.
+    reads_signature: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ resolves anything across modules: names stay as written, for the linker.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
 
@@ -76,6 +77,8 @@ _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads"
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
+#: A class whose instances record one tool call the model made (``ToolCall``, ``FunctionCall``).
+_TOOL_CALL_RECORD = re.compile(r"(?:tool|function)_?call[^.]*$", re.IGNORECASE)
 _V = TypeVar("_V")
 #: What a branch-local table held for a name it did not hold.
 _ABSENT = object()
@@ -95,6 +98,12 @@ class _Callable(NamedTuple):
     declared: str = ""
     #: What the key holds (see ``Dispatch.key_flow``).
     key_flow: Flow = UNKNOWN
+    #: The raw entry taken from the looked-up tool object (``func = tool.func``): calling it reaches past the
+    #: object's validating entry.
+    reached: str = ""
+    #: What other branches bound the same name to (``func = table.get(name)`` in one, ``func = tool.func`` of a
+    #: linear scan in another): each is a way the call may run a tool.
+    alternatives: Tuple["_Callable", ...] = ()
 
 
 @dataclass
@@ -239,6 +248,9 @@ class _ModuleIndexer:
         self.table_shapes: List[Tuple[Span, TableShape]] = []
         self.fill_nodes: List[Tuple[Span, FillNode]] = []
         self.bodies: List[Tuple[Span, Tuple[BodyStep, ...]]] = []
+        #: ``(class, attribute) -> class``: what a method built an instance attribute from
+        #: (``self.knowledge_tool = KnowledgeSearchTool(url)``), for the methods walked after it.
+        self.attribute_types: Dict[Tuple[str, str], str] = {}
 
     # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -304,6 +316,7 @@ class _ModuleIndexer:
         self.validating: Set[cst.FunctionDef] = set()
         self.rewriting: Set[cst.FunctionDef] = set()
         self.renaming: Set[cst.FunctionDef] = set()
+        self.signature_reading: Set[cst.FunctionDef] = set()
         schemas = SchemaCollector(self.literals, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
@@ -320,6 +333,8 @@ class _ModuleIndexer:
                 self.rewriting.update(functions)
             if functions and pat.renames_keys(node):
                 self.renaming.add(functions[-1])
+            if functions and pat.reads_signature(node):
+                self.signature_reading.add(functions[-1])
             if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
@@ -484,8 +499,8 @@ class _ModuleIndexer:
                 flows = [(UNKNOWN if value is _ABSENT else cast(Flow, value), times) for value, times in runs]
                 scope.put(scope.env, name, _either_nested(flows) if elifs else _either(tuple(f for f, _ in flows)))
             elif table is scope.callables:
-                # what any branch looked up may be called (the first branch that holds one)
-                held = next((value for value, _ in runs if value is not _ABSENT), _ABSENT)
+                # what any branch looked up may be called: the first branch's, with the others' beside it
+                held = _with_alternatives([value for value, _ in runs if value is not _ABSENT])
                 self._put_or_drop(scope, scope.callables, name, held)
             else:
                 # a parameter piece only when every branch agrees
@@ -599,6 +614,7 @@ class _ModuleIndexer:
                 rewrites_values=node in self.rewriting,
                 returns_names=tuple(inner.returned_names),
                 renames_keys=node in self.renaming,
+                reads_signature=node in self.signature_reading,
             )
         )
 
@@ -721,6 +737,8 @@ class _ModuleIndexer:
             return
         if table_scope is not None:
             self._table_or_alias(name, table_scope, owner, value, statement, annotation, scope)
+        if syn.dotted_name(target) == f"self.{name}" and scope.class_name and _constructed_class(value):
+            self.attribute_types[(scope.class_name, name)] = _constructed_class(value)
         if isinstance(target, cst.Name):
             constructed = _constructed_class(value)
             if annotation or constructed:
@@ -1030,23 +1048,25 @@ class _ModuleIndexer:
         if source is None:
             return
         flows = tuple(self._flow(arg.value, scope) for arg in args)
-        self.dispatches.append(
-            Dispatch(
-                function,
-                source.table,
-                source.resolver,
-                source.key,
-                source.key_is_name,
-                flows,
-                kind,
-                self.span(call),
-                source.param,
-                source.constructed,
-                source.declared,
-                via,
-                source.key_flow,
+        for option in (source,) + source.alternatives:
+            reached = kind is SiteKind.CALL and bool(option.reached)
+            self.dispatches.append(
+                Dispatch(
+                    function,
+                    option.table,
+                    option.resolver,
+                    option.key,
+                    option.key_is_name,
+                    flows,
+                    SiteKind.BYPASS if reached else kind,
+                    self.span(call),
+                    option.param,
+                    option.constructed,
+                    option.declared,
+                    option.reached if reached else via,
+                    option.key_flow,
+                )
             )
-        )
 
     def _registry_lookup(self, func: cst.BaseExpression) -> Optional[_Callable]:
         """``docket.add(key, **options)(**arguments)``: what a method of an object returns for a key, called."""
@@ -1074,6 +1094,10 @@ class _ModuleIndexer:
             # ``SearchTool()._run(**call["args"])``: a tool object built right here
             return _Callable("", "", "", False, constructed=syn.dotted_name(func.func) or ""), kind, via
         source = self._callable_source(func, scope, resolver_calls=False)
+        built = self.attribute_types.get((scope.class_name, reached[1])) if len(reached) == 2 else None
+        if source is None and built is not None and syn.dotted_name(func) == "self":
+            # ``self.knowledge_tool._run(...)``, the attribute built from a class in an earlier method
+            return _Callable("", "", "", False, constructed=built), kind, via
         if source is None and isinstance(func, cst.Name):
             # a tool object handed in by the caller (its callers say where they looked it up), or captured from
             # an enclosing function; ``tool: BaseTool`` says what it is when no caller looked it up
@@ -1114,6 +1138,16 @@ class _ModuleIndexer:
             return None
         if isinstance(expression, cst.Name):
             return scope.callables.get(expression.value)
+        if (
+            isinstance(expression, cst.Attribute)
+            and expression.attr.value in models.RAW_ENTRIES
+            and isinstance(expression.value, cst.Name)
+        ):
+            # ``func = tool.func`` of a tool object looked up by name (a linear scan's match, a table's value)
+            looked_up = scope.callables.get(expression.value.value)
+            if looked_up is not None and not looked_up.reached:
+                return looked_up._replace(reached=expression.attr.value, alternatives=())
+            return None
         scan = pat.linear_scan(expression)
         if scan is not None:
             return _Callable(scan[0], "", self._text(scan[1]), True)
@@ -1162,7 +1196,11 @@ class _ModuleIndexer:
             return self._flow(node.expression, scope, depth + 1)
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
-            if node.attr.value in models.ARGUMENT_FIELDS and base not in ("self", "cls"):
+            if node.attr.value in models.ARGUMENT_FIELDS and (
+                base not in ("self", "cls") or (base == "self" and _TOOL_CALL_RECORD.search(scope.class_name))
+            ):
+                # ``call.args``; ``self.args`` inside a record of a tool call (``class ToolCall: name; args``),
+                # not of a tool, whose ``args`` are what it declares
                 return Raw(f".{node.attr.value}", self.span(node))
             if pat.reads_model_text(node):
                 return ModelText(self.span(node))
@@ -1470,6 +1508,16 @@ def _runs(hits: Sequence[Tuple[int, object]], count: int, before: object) -> Lis
     if count > position:
         runs.append((before, count - position))
     return runs
+
+
+def _with_alternatives(held: Sequence[_Callable]) -> object:
+    """One callable standing for what several branches bound a name to (``_ABSENT`` when none did)."""
+    singles: List[_Callable] = []
+    for option in held:
+        for single in (option._replace(alternatives=()),) + option.alternatives:
+            if single not in singles:
+                singles.append(single)
+    return singles[0]._replace(alternatives=tuple(singles[1:])) if singles else _ABSENT
 
 
 def _either_nested(runs: Sequence[Tuple[Flow, int]]) -> Flow:

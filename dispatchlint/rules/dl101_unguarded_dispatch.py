@@ -266,7 +266,7 @@ class UnguardedDispatch(Rule):
             attribute = site.via
             if site.constructed:
                 return (
-                    f"`.{attribute}` reaches past the validation of the tool `{site.constructed}` built {where}: the "
+                    f"`.{attribute}` reaches past the validation of the `{site.constructed}` tool run {where}: the "
                     f"model's raw arguments skip its `args_schema`; call its public entry (`run`, `invoke`)"
                 )
             if site.registered_by:
@@ -289,6 +289,11 @@ class UnguardedDispatch(Rule):
                 f"`.{site.method}(...)` of the `{site.constructed}` looked up by `{site.key}` runs {where} with the "
                 f"model's raw arguments and hands them to the function it holds unvalidated, while the project "
                 f"repairs tool arguments with {gate}: repair them before the call, or validate in `{site.method}`"
+            )
+        if site.resolver:
+            return (
+                f"the model's raw arguments reach the tool `{site.resolver}({site.key})` returns, run {where}: the "
+                f"gate {gate} never repairs them on this path; repair them before the call"
             )
         assert site.table is not None
         if site.method:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts, ValueKind
 from dispatchlint.analysis.link.callgraph import CallGraph
 from dispatchlint.analysis.link.model import (
@@ -16,6 +15,7 @@ from dispatchlint.analysis.link.model import (
     SANITIZER_NAME,
     TOOL_ENTRY_METHODS,
     mentions_param,
+    named_like_arguments,
     parent_of,
     reads_as_model_arguments,
 )
@@ -71,12 +71,14 @@ class Gates:
         return found
 
     def _behaves_like_gate(self, qualified: str, function: FunctionDef) -> bool:
-        """Reads a schema's ``properties`` and rewrites values, or validates, and sits on a tool path: some call
-        hands it the model's arguments (an API helper that reads a request body's ``properties`` does not)."""
-        takes_arguments = any(param in ARGS_NAMES for param in function.params)
+        """Reads what the tool declares (a schema's ``properties``, or the tool function's own signature) and
+        rewrites values, or validates, and sits on a tool path: some call hands it the model's arguments (an API
+        helper that reads a request body's ``properties`` does not)."""
+        takes_arguments = any(named_like_arguments(function, param) for param in function.params)
         if not takes_arguments or qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
-        behaves = (function.reads_schema_properties and function.rewrites_values) or function.validates_arguments
+        reads_declared = function.reads_schema_properties or function.reads_signature
+        behaves = (reads_declared and function.rewrites_values) or function.validates_arguments
         return behaves and any(
             reads_as_model_arguments(flow) for _, call in self.graph.callers(qualified, function) for flow in call.flows
         )

@@ -72,6 +72,23 @@ SANITIZER_NAME = re.compile(r"un_?rename|unsaniti[sz]|desaniti[sz]|restore\w*nam
 #: Parameter names that make a function look like a tool executor (``def _plan(agent, args, ctx)``); not the
 #: generic ``kwargs``/``params`` that any factory takes.
 EXECUTOR_ARGS = ARGS_NAMES - {"kwargs", "params"}
+#: Annotations under which a parameter named like a tool call's arguments holds something else: the words of a
+#: command line (``args: List[str]``, ``argv: Sequence[str]``) or their parse (``args: argparse.Namespace``).
+_NOT_AN_ARGUMENT_MAPPING = re.compile(
+    r"^['\"]?(?:typing\.)?(?:List|list|Sequence|Tuple|tuple|Iterable|Set|set|FrozenSet|frozenset)\b"
+    r"|(?:^|\.)Namespace['\"]?$"
+)
+
+
+def named_like_arguments(definition: FunctionDef, name: str) -> bool:
+    """A parameter named like a tool call's arguments (``args``, ``arguments``, ``kwargs``) whose annotation does
+    not say it holds something else: a tool call's arguments are a mapping (or the JSON text of one)."""
+    if name not in ARGS_NAMES:
+        return False
+    annotation = dict(definition.annotations).get(name)
+    return annotation is None or not _NOT_AN_ARGUMENT_MAPPING.search(annotation.strip())
+
+
 HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
 TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
@@ -168,6 +185,9 @@ class TableSite(Site):
     sink_method: bool = False
     #: The method that registered the bare function ``via`` with the registry this site calls through.
     registered_by: str = ""
+    #: The resolver that returned the tool for its name where no table behind it can be seen
+    #: (``registry.get_tool_function``).
+    resolver: str = ""
 
     @property
     def method(self) -> str:

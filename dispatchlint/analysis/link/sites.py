@@ -94,6 +94,8 @@ class Dispatches:
                     tables = [None]
                 elif reaches_past and not tables:
                     tables = [None]  # a tool object found by a linear scan of a list
+                elif not tables and self._opaque_resolver_runs_raw(module, dispatch):
+                    tables = [None]
                 elif (
                     method
                     and dispatch.object_type
@@ -114,6 +116,7 @@ class Dispatches:
                                 self.taint.site_verdict(module, dispatch.function, dispatch.args),
                                 key=dispatch.key or f"{dispatch.constructed}()",
                                 constructed=dispatch.constructed,
+                                resolver="" if reaches_past or dispatch.constructed else dispatch.resolver,
                             )
                         )
                         continue
@@ -151,6 +154,14 @@ class Dispatches:
             )
             for site in sites
         ]
+
+    def _opaque_resolver_runs_raw(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
+        """A callable a resolver returns for a tool's name, where no table behind the resolver can be seen (a
+        protocol's method, a plugin's registry: ``func = registry.get_tool_function(tool_name)``), run with the
+        model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it."""
+        if not (dispatch.resolver and dispatch.key_is_name) or dispatch.kind is SiteKind.METHOD:
+            return False
+        return self.taint.site_verdict(module, dispatch.function, dispatch.args) == RAW
 
     def _text_tool_call(self, module: ModuleFacts, dispatch: Dispatch, table: LinkedTable) -> bool:
         """A tool call the model wrote in its text reply, run from a table of project functions: its name and
@@ -190,6 +201,7 @@ class Dispatches:
         constructed: str = "",
         sink_method: bool = False,
         registered_by: str = "",
+        resolver: str = "",
     ) -> TableSite:
         """The site of a dispatch (what it hands the tool is its arguments' flows)."""
         return TableSite(
@@ -208,6 +220,7 @@ class Dispatches:
             constructed=constructed,
             sink_method=sink_method,
             registered_by=registered_by,
+            resolver=resolver,
         )
 
     def _routes_to_entry(self, attribute: str) -> bool:

@@ -18,7 +18,6 @@ from dataclasses import astuple
 from enum import Enum
 from typing import Callable, DefaultDict, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import (
     WEAK_JSON,
     Call,
@@ -51,6 +50,7 @@ from dispatchlint.analysis.link.model import (
     combine,
     described,
     display_function,
+    named_like_arguments,
 )
 
 
@@ -274,7 +274,7 @@ class Taint:
         if f"{qualified}:{name}" in self.graph.config.sources:
             return RAW
         definition = found[1]
-        by_name = RAW_WEAK if name in ARGS_NAMES else UNKNOWN
+        by_name = RAW_WEAK if named_like_arguments(definition, name) else UNKNOWN
         verdicts: List[Optional[Verdict]] = []
         for invocation in self.graph.invocations(qualified, definition):
             bound = bind(invocation.call, definition, name)
@@ -502,7 +502,9 @@ class Taint:
     def _named_source(self, module: ModuleFacts, flow: Param, definition: FunctionDef) -> List[Step]:
         """A parameter named like a tool call's arguments whose invocations say nothing (none in the project, or
         none this analysis can read): it holds them as the code that calls it hands them over."""
-        if flow.name not in ARGS_NAMES or self.evaluate(flow, module, flow.function) is not RAW_WEAK:
+        if not named_like_arguments(definition, flow.name):
+            return []
+        if self.evaluate(flow, module, flow.function) is not RAW_WEAK:
             return []
         return [
             Step(
