@@ -1,0 +1,251 @@
+"""Shapes of the second path that real code bases wrote and no description did: each a small project with the
+bypass, beside its twin that must stay silent (the same code where the model's arguments do not get there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from conftest import write_project
+
+GATE = """
+import json
+
+SCHEMAS = {"search": {"type": "object", "properties": {"query": {"type": "string"}, "tags": {"type": "array"}}}}
+
+def coerce_tool_args(tool_name, args):
+    props = SCHEMAS.get(tool_name, {}).get("properties", {})
+    return {k: json.loads(v) if props.get(k, {}).get("type") == "array" and isinstance(v, str) else v
+            for k, v in args.items()}
+"""
+
+REGISTRY = """
+from agent.gate import coerce_tool_args
+
+def search(query, tags=()):
+    return [query, *tags]
+
+REGISTRY = {"search": search}
+
+def handle_function_call(tool_name, args):
+    args = coerce_tool_args(tool_name, args)
+    return REGISTRY[tool_name](**args)
+"""
+
+#: A tool whose call gates, and a record of one tool call that can run itself against a list of tools by taking
+#: the matching tool's bare function (what an agent framework's tool-call type did).
+TOOL_CALL_RECORD = """
+from agent.registry import handle_function_call
+
+
+class Tool:
+    def __init__(self, func, name):
+        self.func = func
+        self.name = name
+
+    def __call__(self, **kwargs):
+        return handle_function_call(self.name, kwargs)
+
+
+class {record}:
+    def __init__(self, name, args):
+        self.name = name
+        self.args = args
+
+    def execute(self, functions):
+        func = None
+        if isinstance(functions, dict):
+            func = functions.get(self.name)
+        else:
+            for tool in functions:
+                if tool.name == self.name:
+                    func = tool.func
+                    break
+        return func(**self.args)
+"""
+
+
+def _project(tmp_path: Path, extra: Dict[str, str]) -> Path:
+    files = {"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY}
+    files.update(extra)
+    return write_project(tmp_path, files)
+
+
+def test_a_tool_calls_own_record_running_the_bare_function_of_a_scanned_tool(tmp_path: Path, run_cli) -> None:
+    project = _project(tmp_path, {"agent/calls.py": TOOL_CALL_RECORD.format(record="ToolCall")})
+    result = run_cli(project, "--format", "json")
+    assert result.locations() == {("DL101", "agent/calls.py:28")}
+    (finding,) = result.findings()
+    assert finding["message"].startswith("`.func` reaches past the tool object looked up by `self.name`")
+    assert finding["trace"][0]["message"].startswith("source: ")
+
+
+def test_the_args_a_tool_declares_are_not_the_arguments_of_a_call(tmp_path: Path, run_cli) -> None:
+    """The same code in a class that is not a record of a tool call: its ``self.args`` are its own."""
+    project = _project(tmp_path, {"agent/calls.py": TOOL_CALL_RECORD.format(record="Toolbox")})
+    assert run_cli(project, "--format", "json").findings() == []
+
+
+OPAQUE_RESOLVER = """
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional, Protocol
+
+
+class ToolProvider(Protocol):
+    def get_tool_function(self, name: str) -> Optional[Callable[..., Any]]:
+        ...
+
+
+def get_provider() -> ToolProvider:
+    raise NotImplementedError
+
+
+def call_action(tool_name, tool_args):
+    registry = get_provider()
+    func = registry.get_tool_function(tool_name)
+    args = {arguments}
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(func, **args).result(timeout=30)
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("json.loads(tool_args) if isinstance(tool_args, str) else tool_args", {("DL101", "agent/plugins.py:21")}),
+        ('{"query": tool_name}', set()),  # arguments the code builds itself
+    ],
+    ids=["the model's arguments", "arguments built here"],
+)
+def test_a_tool_a_resolver_returns_from_a_registry_nobody_can_see(
+    tmp_path: Path, run_cli, arguments: str, expected: set
+) -> None:
+    project = _project(tmp_path, {"agent/plugins.py": OPAQUE_RESOLVER.format(arguments=arguments)})
+    result = run_cli(project, "--format", "json")
+    assert result.locations() == expected
+    for finding in result.findings():
+        assert "`registry.get_tool_function(tool_name)` returns" in finding["message"]
+
+
+FRAMEWORK_TOOL_ATTRIBUTE = """
+from langchain_core.tools import BaseTool
+
+
+class KnowledgeSearchTool(BaseTool):
+    name: str = "knowledge_search"
+
+    def _run(self, query: str, limit: int = 5):
+        return [query] * limit
+
+
+class Researcher:
+    def __init__(self, llm):
+        self.knowledge_tool = KnowledgeSearchTool()
+        self.llm = llm.bind_tools([self.knowledge_tool])
+
+    def step(self, messages):
+        response = self.llm.invoke(messages)
+        tool_call = response.tool_calls[0]
+        return self.knowledge_tool.{entry}
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ('_run(**tool_call["args"])', {("DL101", "agent/researcher.py:20")}),
+        ('invoke(tool_call["args"])', set()),  # the validating entry
+    ],
+    ids=["past the validation", "through the validating entry"],
+)
+def test_a_framework_tool_held_in_an_attribute_run_past_its_validation(
+    tmp_path: Path, run_cli, entry: str, expected: set
+) -> None:
+    """No gate of the project's own: the framework's validating entry is the one skipped."""
+    files = {"agent/__init__.py": "", "agent/researcher.py": FRAMEWORK_TOOL_ATTRIBUTE.format(entry=entry)}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == expected
+
+
+COMMAND_LINE_HANDLER = """
+from typing import List
+
+
+class PackageHandler:
+    def cmd_search(self, args: List[str]) -> int:
+        return len(args)
+
+    def cmd_list(self, args: List[str]) -> int:
+        return 0
+
+    def handle(self, {parameter}) -> int:
+        command = args[0]
+        commands = {{"search": self.cmd_search, "list": self.cmd_list}}
+        handler = commands.get(command)
+        return handler(args[1:]) if handler else 2
+"""
+
+
+@pytest.mark.parametrize("parameter", ["args: List[str]", "args: list", "args: Sequence[str]"])
+def test_a_command_line_handler_typed_as_a_list_of_words_is_not_a_tool_dispatch(
+    tmp_path: Path, run_cli, parameter: str
+) -> None:
+    """The handler table has a key named like a tool of the gate; its ``args`` say they are a command line."""
+    source = COMMAND_LINE_HANDLER.format(parameter=parameter).replace(
+        "from typing import List", "from typing import List, Sequence"
+    )
+    project = _project(tmp_path, {"agent/cli.py": source})
+    assert run_cli(project, "--format", "json", "--select", "ALL").findings() == []
+
+
+SIGNATURE_GATE = """
+import inspect
+import json
+
+
+def lookup(function_name: str, limit: int = 3):
+    return [function_name] * limit
+
+
+TOOLS = {"lookup": lookup}
+
+
+def _cast_arguments(func, arguments):
+    sig = inspect.signature(func)
+    casted = {}
+    for name, value in arguments.items():
+        param = sig.parameters.get(name)
+        if param is not None and param.annotation is int and isinstance(value, str):
+            casted[name] = int(value)
+        else:
+            casted[name] = value
+    return casted
+
+
+def execute_tool(function_name, arguments):
+    func = TOOLS[function_name]
+    return func(**_cast_arguments(func, arguments))
+
+
+def execute_tool_async(function_name, arguments):
+    func = TOOLS[function_name]
+    return func(**arguments)
+
+
+def run(call):
+    arguments = json.loads(call.function.arguments)
+    if call.stream:
+        return execute_tool_async(call.function.name, arguments)
+    return execute_tool(call.function.name, arguments)
+"""
+
+
+def test_a_gate_that_repairs_against_the_tool_functions_annotations(tmp_path: Path, run_cli) -> None:
+    files = {"agent/__init__.py": "", "agent/tools.py": SIGNATURE_GATE}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/tools.py:32")}
+    (finding,) = result.findings()
+    assert "skips `_cast_arguments`" in finding["message"]
