@@ -249,3 +249,35 @@ def test_a_gate_that_repairs_against_the_tool_functions_annotations(tmp_path: Pa
     assert result.locations() == {("DL101", "agent/tools.py:32")}
     (finding,) = result.findings()
     assert "skips `_cast_arguments`" in finding["message"]
+
+
+KEYWORD_CALLBACKS = """
+import json
+
+from agent.registry import search
+
+CALLBACKS = {{"search": search}}
+
+
+def execute_callback(display_type, **kwargs):
+    return CALLBACKS[display_type](**kwargs)
+
+
+def show(call):
+    return execute_callback({passed})
+"""
+
+
+@pytest.mark.parametrize(
+    ("passed", "expected"),
+    [
+        ('"search", query=call.title, tags=[call.kind]', set()),  # a mapping the caller builds keyword by keyword
+        ("call.name, **json.loads(call.arguments)", {("DL101", "agent/display.py:10")}),
+    ],
+    ids=["keywords the caller writes", "the model's arguments unpacked"],
+)
+def test_kwargs_filled_keyword_by_keyword_are_the_callers_own(
+    tmp_path: Path, run_cli, passed: str, expected: set
+) -> None:
+    project = _project(tmp_path, {"agent/display.py": KEYWORD_CALLBACKS.format(passed=passed)})
+    assert run_cli(project, "--format", "json").locations() == expected

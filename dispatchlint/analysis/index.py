@@ -615,6 +615,7 @@ class _ModuleIndexer:
                 returns_names=tuple(inner.returned_names),
                 renames_keys=node in self.renaming,
                 reads_signature=node in self.signature_reading,
+                keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
             )
         )
 

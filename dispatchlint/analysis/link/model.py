@@ -297,6 +297,11 @@ def position_of(call: Call, definition: FunctionDef, parameter: str) -> Optional
 
 def bind(call: Call, definition: FunctionDef, parameter: str) -> Optional[Flow]:
     """The flow a call passes for ``parameter`` of ``definition``."""
+    if parameter and parameter == definition.keywords_param:
+        # ``**kwargs`` holds what the call passes by keyword beyond the named parameters, and what it unpacks
+        named = set(definition.params)
+        gathered = tuple(flow for name, flow in call.keywords if name not in named) + call.star
+        return (Either(gathered) if len(gathered) > 1 else gathered[0]) if gathered else None
     for name, flow in call.keywords:
         if name == parameter:
             return flow

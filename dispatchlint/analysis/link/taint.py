@@ -276,7 +276,8 @@ class Taint:
         definition = found[1]
         by_name = RAW_WEAK if named_like_arguments(definition, name) else UNKNOWN
         verdicts: List[Optional[Verdict]] = []
-        for invocation in self.graph.invocations(qualified, definition):
+        invocations = self.graph.invocations(qualified, definition)
+        for invocation in invocations:
             bound = bind(invocation.call, definition, name)
             verdicts.append(UNKNOWN if bound is None else self._passed(bound, invocation))
         if not verdicts:
@@ -284,9 +285,11 @@ class Taint:
                 return RAW
             return NOT_MODEL if self.graph.handed_to_command_line(qualified) else by_name
         # Callers decide when they can be read; where none can (values this analysis cannot follow), a
-        # parameter named like a tool call's arguments holds them as the model sent them.
+        # parameter named like a tool call's arguments holds them as the model sent them, unless it is the
+        # ``**kwargs`` every caller fills keyword by keyword: a mapping each caller builds itself.
         verdict = join(verdicts)
-        if verdict == UNKNOWN and NOT_MODEL not in verdicts:
+        built_by_callers = name == definition.keywords_param and not any(i.call.star for i in invocations)
+        if verdict == UNKNOWN and NOT_MODEL not in verdicts and not built_by_callers:
             return by_name
         return verdict
 
