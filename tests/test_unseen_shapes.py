@@ -281,3 +281,24 @@ def test_kwargs_filled_keyword_by_keyword_are_the_callers_own(
 ) -> None:
     project = _project(tmp_path, {"agent/display.py": KEYWORD_CALLBACKS.format(passed=passed)})
     assert run_cli(project, "--format", "json").locations() == expected
+
+
+def test_a_method_of_a_client_found_by_its_name_is_not_a_tool(tmp_path: Path, run_cli) -> None:
+    """``getattr(self.db, method_name)`` resolves a database method, whatever the arguments handed to it."""
+    source = """
+import json
+
+
+class ScheduleManager:
+    def __init__(self, db):
+        self.db = db
+
+    def _call(self, method_name, *args, **kwargs):
+        fn = getattr(self.db, method_name, None)
+        return fn(*args, **kwargs)
+
+    def replay(self, tool_call):
+        return self._call(tool_call.function.name, **json.loads(tool_call.function.arguments))
+"""
+    project = _project(tmp_path, {"agent/schedule.py": source})
+    assert run_cli(project, "--format", "json", "--select", "ALL").findings() == []

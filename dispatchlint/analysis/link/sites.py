@@ -158,8 +158,11 @@ class Dispatches:
     def _opaque_resolver_runs_raw(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """A callable a resolver returns for a tool's name, where no table behind the resolver can be seen (a
         protocol's method, a plugin's registry: ``func = registry.get_tool_function(tool_name)``), run with the
-        model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it."""
-        if not (dispatch.resolver and dispatch.key_is_name) or dispatch.kind is SiteKind.METHOD:
+        model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it. The
+        resolver is a method that says it returns a tool (``getattr(self.db, method_name)`` returns a method of a
+        database client)."""
+        holder, _, method = dispatch.resolver.rpartition(".")
+        if not (holder and dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
             return False
         return self.taint.site_verdict(module, dispatch.function, dispatch.args) == RAW
 
