@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
 
 import click
 
@@ -354,6 +354,8 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
+    #: With ``--fix``: how many findings the run reported before fixing (those fixed are not reported after).
+    found_before: Optional[int] = None
     recorded = (
         read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
     )
@@ -374,6 +376,7 @@ def _run(options: _Options, report: _Report) -> int:
         with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
             results = run()
             _print_notes(results, options)
+            found_before = len(_reported(results, recorded)[0])
             results = _fix(results, options, run)
     else:
         results = run()
@@ -389,19 +392,24 @@ def _run(options: _Options, report: _Report) -> int:
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    cwd = Path.cwd()
-    found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
     if baseline is not None and recorded is None:
-        _note(options, _record_baseline(baseline, found))
+        _note(options, _record_baseline(baseline, _reported(results, None)[0]))
         return EXIT_ERROR if errors else EXIT_CLEAN
-    if recorded is not None:
-        found, hidden = split_by_baseline(found, recorded)
-        if hidden:
-            _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
-    report.write(_render(results, found, options, report, run_options))
+    found, hidden = _reported(results, recorded)
+    if hidden:
+        _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
+    fixed = max(0, found_before - len(found)) if found_before is not None else 0
+    report.write(_render(results, found, options, report, run_options, fixed))
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if found and not options.exit_zero else EXIT_CLEAN
+
+
+def _reported(results: Sequence[RunResult], recorded: Optional[Set[str]]) -> Tuple[List[Keyed], int]:
+    """The findings the run reports (those a baseline holds left out), and how many the baseline hid."""
+    cwd = Path.cwd()
+    found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
+    return split_by_baseline(found, recorded) if recorded is not None else (found, 0)
 
 
 def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
@@ -484,8 +492,14 @@ def _codes(values: Tuple[str, ...]) -> Tuple[str, ...]:
 
 
 def _render(
-    results: Sequence[RunResult], found: Sequence[Keyed], options: _Options, report: _Report, run_options: RunOptions
+    results: Sequence[RunResult],
+    found: Sequence[Keyed],
+    options: _Options,
+    report: _Report,
+    run_options: RunOptions,
+    fixed: int,
 ) -> str:
+    """The report; ``fixed``: how many findings ``--fix`` fixed, for the text summary."""
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
@@ -497,7 +511,7 @@ def _render(
         _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
     color = _use_color(options.color, report.tty)
-    return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources)
+    return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources, fixed=fixed)
 
 
 def _note(options: _Options, text: str) -> None:

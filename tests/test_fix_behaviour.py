@@ -59,3 +59,31 @@ def test_a_schema_module_that_imports_the_tools_is_an_import_cycle(run_cli, tmp_
     assert findings[0]["message"].endswith(
         "(no automatic fix: `bot.schemas` (the schema source) imports `bot.tools`: an import cycle)"
     )
+
+
+def test_the_fix_says_how_many_findings_it_fixed_and_how_many_remain(run_cli, tmp_path: Path) -> None:
+    tools = (
+        "import json\n\n"
+        "from agent.gate import coerce_tool_args\n\n\n"
+        "def plan(args):\n    return args\n\n\n"
+        "TOOLS = {'plan': plan}\n"
+        "A = B = {'plan': plan}  # two names for one table: not fixed automatically\n\n\n"
+        "def run(call):\n"
+        "    name = call.function.name\n"
+        "    args = json.loads(call.function.arguments)\n"
+        "    TOOLS[name](args)\n"
+        "    A[name](args)\n"
+        "    return TOOLS[name](args)\n\n\n"
+        "def run_gated(name, args):\n"
+        "    return TOOLS[name](coerce_tool_args(name, args))\n"
+    )
+    gate = "def coerce_tool_args(tool_name, args):\n    return dict(args)\n"
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/gate.py": gate, "agent/tools.py": tools})
+    assert run_cli(project).stdout.endswith("Found 3 findings.\n[*] 2 fixable with --fix.\n")
+    fixed = run_cli(project, "--fix")
+    assert fixed.exit_code == 1
+    assert fixed.stdout.endswith("Found 3 findings (2 fixed, 1 remaining).\n")
+    again = run_cli(project, "--fix")
+    assert again.stdout.endswith("Found 1 finding.\n") and again.exit_code == 1
+    quiet = run_cli(project, "--fix", "-q")
+    assert "Found" not in quiet.stdout
