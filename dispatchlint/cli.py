@@ -22,7 +22,16 @@ from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, sp
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
 from dispatchlint import fix
-from dispatchlint.fix import FixError, fix_lock, render_diff, text_edits, write_all
+from dispatchlint.fix import (
+    JOURNAL_NAME,
+    FixError,
+    fix_lock,
+    recover_interrupted,
+    render_diff,
+    stopping_rolls_back,
+    text_edits,
+    write_all,
+)
 from dispatchlint.report import (
     Report,
     Reported,
@@ -373,13 +382,20 @@ def _run(options: _Options, report: _Report) -> int:
             click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
 
         # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
-        with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
+        roots = [plan.root for plan in plan_run(paths, run_options)]
+        with fix_lock(roots, waiting):
+            _recover(roots, options)
             results = run()
             _print_notes(results, options)
             found_before = len(_reported(results, recorded)[0])
-            results = _fix(results, options, run)
+            results = _fix(results, options, run, roots)
     else:
         results = run()
+        interrupted = [result.root for result in results if (result.root / JOURNAL_NAME).exists()]
+        if interrupted:  # a fix was killed while it wrote: check the project as it was before, not half-fixed
+            with fix_lock(interrupted, lambda root: None):
+                _recover(interrupted, options)
+            results = run()
         _print_notes(results, options)
     if options.graph:
         from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
@@ -577,8 +593,26 @@ def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> i
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
+def _recover(roots: Sequence[Path], options: _Options) -> None:
+    """Put back the files of a ``--fix`` that was killed while it wrote them, and say so (hold the fix lock)."""
+    cwd = Path.cwd()
+    for root in sorted(set(roots)):
+        for recovery in recover_interrupted(root):
+            restored = len(recovery.restored)
+            _note(
+                options,
+                f"Restored {restored} file{'s' if restored != 1 else ''} that an interrupted --fix had rewritten "
+                f"({_shown_path(recovery.journal, cwd)})\n",
+            )
+            for path in recovery.edited:
+                _note(options, f"warning: {_shown_path(path, cwd)} changed after an interrupted --fix; left as it is\n")
+
+
 def _fix(
-    results: List[RunResult], options: _Options, run: Callable[[Mapping[Path, bytes]], List[RunResult]]
+    results: List[RunResult],
+    options: _Options,
+    run: Callable[[Mapping[Path, bytes]], List[RunResult]],
+    roots: Sequence[Path],
 ) -> List[RunResult]:
     """``--fix``: compute every pass in memory (each analyses what the ones before it made), write the files once
     at the end (all or none) and tell the user which, pyupgrade style; the analysis of the fixed project.
@@ -601,7 +635,7 @@ def _fix(
             notes.setdefault(path, []).extend(note for note in pass_notes[path] if note not in notes[path])
         results = run(dict(fixed))
     written = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
-    write_all(written)
+    write_all(written, roots)
     for path in written:
         _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
     _note(options, hint)
@@ -615,7 +649,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     deepest module Python accepts (see :mod:`dispatchlint.analysis._parse`).
     """
     try:
-        return on_deep_stack(lambda: _command(argv))
+        with stopping_rolls_back():  # an interrupt while --fix writes lets it roll back first
+            return on_deep_stack(lambda: _command(argv))
+    except KeyboardInterrupt:
+        click.echo("aborted", err=True)
+        return EXIT_ERROR
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.exceptions.Abort:
