@@ -18,7 +18,7 @@ from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.indexing import index_read
 from dispatchlint.analysis.link import Project, link_project
-from dispatchlint.findings import Applicability, Finding, without_fix
+from dispatchlint.findings import Applicability, Finding, with_unsafe_fix, without_fix
 from dispatchlint.fix import Fixability
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.results_cache import ProjectResults
@@ -120,13 +120,18 @@ def _decided_all(
 
 
 def _decided(fixability: Fixability, finding: Finding) -> Finding:
-    """The finding with its fix marker: kept when its subject can be fixed, else none (and the reason why)."""
+    """The finding with its fix marker: kept when its subject can be fixed (unsafe, and why, when the fix would
+    change what the program does beyond repairing tool arguments), else none (and the reason why)."""
     if finding.subject is None:
         return finding
     decision = fixability.decide(finding.subject)
     for also in finding.also_fixes:  # decided now, in the order found, as --fix applies them
         fixability.decide(also)
     if decision.fix is not None:
+        if decision.unsafe and finding.applicability is Applicability.SAFE:
+            return replace(
+                finding, message=with_unsafe_fix(finding.message, decision.unsafe), applicability=Applicability.UNSAFE
+            )
         return finding
     message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
     return replace(finding, message=message, applicability=Applicability.NONE)

@@ -578,7 +578,7 @@ def _fixes(
     for result in results:
         chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen)
+        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen, unsafe)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""

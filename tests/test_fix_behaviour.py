@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import subprocess_env, write_project
+import pytest
+
+from conftest import FIXTURES, subprocess_env, write_project
+from fixproject import copy_project, python_sources
 
 
 def _python(project: Path, code: str) -> str:
@@ -87,3 +90,248 @@ def test_the_fix_says_how_many_findings_it_fixed_and_how_many_remain(run_cli, tm
     assert again.stdout.endswith("Found 1 finding.\n") and again.exit_code == 1
     quiet = run_cli(project, "--fix", "-q")
     assert "Found" not in quiet.stdout
+
+
+# ---------------------------------------------------------------------------------------------- string uses
+
+_PLAN_PARSE = '''    steps = args["steps"]
+    if isinstance(steps, str):
+        # some models send the list as a JSON string
+        steps = json.loads(steps)
+'''
+#: ``_plan`` of the example as ``execute_tool`` runs it (reading the table raw): what it returns, or its error.
+_RUN_PLAN = """
+from taskbot.context import RunContext
+from taskbot.loop import Agent, execute_tool
+ctx = RunContext(task="t")
+try:
+    print(repr(execute_tool(Agent(client=None, model="m"), "plan", {"steps": '["a", "b"]'}, ctx)), ctx.turn)
+except Exception as error:
+    print(type(error).__name__)
+"""
+_PLANNED = "'Plan:\\n1. a\\n2. b'"
+
+
+def _example_with_plan(tmp_path: Path, body: str) -> Path:
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    builtin = project / "taskbot" / "builtin.py"
+    source = builtin.read_text(encoding="utf-8")
+    assert _PLAN_PARSE in source
+    builtin.write_text(source.replace(_PLAN_PARSE, body), encoding="utf-8")
+    return project
+
+
+@pytest.mark.parametrize(
+    "body, turns",
+    [
+        ('    steps = args["steps"]\n    steps = json.loads(steps); ctx.turn += 1\n', 1),
+        ('    steps = json.loads(args["steps"].strip())\n', 0),
+        ('    steps = json.loads(args["steps"])\n', 0),
+    ],
+    ids=["parse-sharing-its-line", "parse-of-the-stripped-text", "parse-of-the-argument"],
+)
+@pytest.mark.parametrize("rules", [(), ("--select", "DL101")], ids=["default-rules", "the-wrap-alone"])
+def test_a_wrap_deletes_the_parses_it_makes_wrong(body: str, turns: int, rules, run_cli, tmp_path: Path) -> None:
+    """An unguarded parse of an array parameter fails on the array the wrap hands over: the parse goes with the
+    wrap, whether or not its own finding (DL201) is fixed too, and the tool gets its steps on every path."""
+    project = _example_with_plan(tmp_path, body)
+    assert _python(project, _RUN_PLAN) == f"{_PLANNED} {turns}"  # the model's string, parsed by hand
+    findings = run_cli(project, "--format", "json", *rules).findings()
+    assert all(f["fix_safety"] == "safe" for f in findings), findings
+    assert {f["code"] for f in findings} == ({"DL101"} if rules else {"DL101", "DL201"})
+    result = run_cli(project, *rules, "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "delete the hand-rolled `json.loads` of `steps` in `_plan`" in result.stderr or "unwrap" in result.stderr
+    fixed = (project / "taskbot" / "builtin.py").read_text(encoding="utf-8")
+    assert "json" not in fixed and ("    ctx.turn += 1\n" in fixed) == bool(turns)
+    assert _python(project, _RUN_PLAN) == f"{_PLANNED} {turns}"  # now the wrap parses it
+
+
+_REPLAN = (
+    "\n\ndef replan(agent: Any, text: str, ctx: RunContext) -> str:\n"
+    "    return _plan(agent, {'steps': text}, ctx)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (
+            '    steps = args["steps"].split(",")\n',
+            "`_plan` takes `steps` for a string (`.split()`, taskbot/builtin.py:10), and after the wrap it gets the "
+            "`array` its schema declares",
+        ),
+        (
+            '    steps = [step.strip() for step in args["steps"][1:-1].split(",")]\n',
+            "`_plan` takes `steps` for a string (a slice, taskbot/builtin.py:10), and after the wrap it gets the "
+            "`array` its schema declares",
+        ),
+        (
+            '    steps = json.loads(args["steps"])\n',
+            "`_plan` parses `steps` by hand (taskbot/builtin.py:10), and after the wrap the parse fails, but it cannot "
+            "be deleted: `_plan` is also called directly (taskbot/builtin.py:32)",
+        ),
+    ],
+    ids=["string-method", "slice", "parse-another-caller-needs"],
+)
+def test_a_wrap_that_would_break_a_string_use_is_unsafe_and_says_why(body: str, reason: str, run_cli, tmp_path) -> None:
+    project = _example_with_plan(tmp_path, body)
+    with (project / "taskbot" / "builtin.py").open("a", encoding="utf-8") as builtin:
+        builtin.write(_REPLAN)  # a caller of its own, with a string
+    before = _python(project, _RUN_PLAN)
+    findings = [f for f in run_cli(project, "--format", "json").findings() if f["code"] == "DL101"]
+    assert [f["fix_safety"] for f in findings] == ["unsafe", "unsafe"]
+    assert all(f["message"].endswith(f"(unsafe fix: {reason})") for f in findings), findings[0]["message"]
+    sources = python_sources(project)
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 1 and python_sources(project) == sources  # nothing written
+    assert "2 more fixes available with --unsafe-fixes" in result.stderr
+    assert _python(project, _RUN_PLAN) == before
+    assert run_cli(project, "--fix", "--unsafe-fixes").exit_code in (0, 1)
+    assert _python(project, _RUN_PLAN) != before  # what the reason warned of: the wrap changed what `_plan` does
+
+
+def test_string_uses_under_a_string_test_keep_the_wrap_safe(run_cli, tmp_path: Path) -> None:
+    body = (
+        '    steps = args["steps"]\n'
+        "    if not isinstance(steps, str):\n"
+        "        steps = list(steps)\n"
+        "    else:\n"
+        '        steps = steps.split(",") if steps[:1] != "[" else json.loads(steps)\n'
+        '    label = args["steps"].upper() if isinstance(args["steps"], str) else "list"\n'
+        '    if isinstance(label, str) and label.strip():\n'
+        "        ctx.turn += 1\n"
+    )
+    project = _example_with_plan(tmp_path, body)
+    assert _python(project, _RUN_PLAN) == f"{_PLANNED} 1"
+    findings = run_cli(project, "--format", "json").findings()
+    assert {(f["code"], f["fix_safety"]) for f in findings} == {("DL101", "safe"), ("DL201", "safe")}
+    assert run_cli(project, "--fix").exit_code == 0
+    assert _python(project, _RUN_PLAN) == f"{_PLANNED} 1"
+
+
+def test_a_number_taken_for_a_string_makes_the_wrap_unsafe(run_cli, tmp_path: Path) -> None:
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    builtin = project / "taskbot" / "builtin.py"
+    source = builtin.read_text(encoding="utf-8")
+    recall = '    limit = args.get("limit", 5)\n'
+    assert recall in source
+    builtin.write_text(source.replace(recall, '    limit = int(args["limit"]) if args["limit"].isdigit() else 5\n'))
+    findings = [f for f in run_cli(project, "--format", "json").findings() if f["code"] == "DL101"]
+    assert [f["fix_safety"] for f in findings] == ["unsafe", "unsafe"]
+    assert "`_recall` takes `limit` for a string (`.isdigit()`" in findings[0]["message"]
+    assert "it gets the `integer` its schema declares" in findings[0]["message"]
+
+
+# ---------------------------------------------------------------------------------------------- identity and code
+
+_GATE = (
+    "SCHEMAS = {'greet': {'type': 'object', 'properties': {'times': {'type': 'integer'}}}}\n\n\n"
+    "def coerce_tool_args(tool_name, args):\n"
+    "    types = {k: v.get('type') for k, v in SCHEMAS.get(tool_name, {}).get('properties', {}).items()}\n"
+    "    return {k: int(v) if types.get(k) == 'integer' and isinstance(v, str) else v for k, v in args.items()}\n"
+)
+
+
+def _greeter(reader: str) -> dict:
+    """A project whose raw path runs ``greet`` after ``reader`` looked at what it took from the table."""
+    tools = (
+        "import inspect\n\nfrom bot.gate import coerce_tool_args\n\n\n"
+        "def greet(args, context_variables=None):\n"
+        "    return (context_variables or {}).get('name', '?') * int(args['times'])\n\n\n"
+        "TOOLS = {'greet': greet}\n\n\n"
+        f"{reader}"
+        "def run_gated(name, args):\n    return TOOLS[name](coerce_tool_args(name, args))\n"
+    )
+    return {"bot/__init__.py": "", "bot/gate.py": _GATE, "bot/tools.py": tools}
+
+
+_CODE_READER = (
+    "def run(name, args, context_variables):\n"
+    "    fn = TOOLS[name]\n"
+    "    if 'context_variables' in fn.__code__.co_varnames:  # as openai/swarm decides what to pass\n"
+    "        return fn(args, context_variables=context_variables)\n"
+    "    return fn(args)\n\n\n"
+)
+_RUN_GREET = "from bot.tools import run; print(run('greet', {'times': '2'}, {'name': 'ab'}))"
+
+
+def test_a_wrap_that_would_replace_the_code_a_project_reads_is_unsafe(run_cli, tmp_path: Path) -> None:
+    project = write_project(tmp_path, _greeter(_CODE_READER))
+    assert _python(project, _RUN_GREET) == "abab"
+    findings = run_cli(project, "--format", "json").findings()
+    assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "unsafe")] * 2  # both calls of `fn`
+    assert all(
+        f["message"].endswith(
+            "(unsafe fix: `run` reads `__code__` of what it takes from `TOOLS` (bot/tools.py:15), and a wrapper is "
+            "another function)"
+        )
+        for f in findings
+    )
+    sources = python_sources(project)
+    assert run_cli(project, "--fix").exit_code == 1 and python_sources(project) == sources
+    assert run_cli(project, "--fix", "--unsafe-fixes").exit_code == 0
+    assert _python(project, _RUN_GREET) == "??"  # what the reason warned of: the wrapper's code has no such name
+
+
+def test_a_parameter_handed_a_value_of_the_table_counts_as_the_table(run_cli, tmp_path: Path) -> None:
+    reader = (
+        "def defaults(function):\n    return function.__defaults__\n\n\n"
+        "def run(name, args):\n    fn = TOOLS[name]\n    defaults(fn)\n    return fn(args)\n\n\n"
+    )
+    project = write_project(tmp_path, _greeter(reader))
+    findings = run_cli(project, "--format", "json").findings()
+    assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "unsafe")]
+    assert findings[0]["message"].endswith(
+        "(unsafe fix: `defaults` reads `__defaults__` of its parameter `function` (bot/tools.py:14), which `run` "
+        "(bot/tools.py:19) hands a value of `TOOLS`, and a wrapper is another function)"
+    )
+
+
+def test_what_a_wrapper_keeps_can_be_read_and_the_wrap_stays_safe(run_cli, tmp_path: Path) -> None:
+    """``functools.wraps`` keeps ``__name__`` and ``__wrapped__`` (which ``inspect.signature`` follows); a test
+    for ``None`` holds for a wrapper as for the function."""
+    reader = (
+        "def run(name, args, context_variables):\n"
+        "    fn = TOOLS.get(name)\n"
+        "    if fn is None:\n        return 'unknown tool'\n"
+        "    if 'context_variables' in inspect.signature(fn).parameters and fn.__name__ == 'greet':\n"
+        "        return fn(args, context_variables=context_variables)\n"
+        "    return fn(args)\n\n\n"
+    )
+    project = write_project(tmp_path, _greeter(reader))
+    assert _python(project, _RUN_GREET) == "abab"
+    findings = run_cli(project, "--format", "json").findings()
+    assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "safe")] * 2
+    assert run_cli(project, "--fix").exit_code == 0
+    assert "_RAW_TOOLS = {'greet': greet}" in (project / "bot" / "tools.py").read_text(encoding="utf-8")
+    assert _python(project, _RUN_GREET) == "abab"
+
+
+def test_a_runtime_wrap_of_tools_whose_code_is_read_is_unsafe(run_cli, tmp_path: Path) -> None:
+    """openai/swarm's shape: no gate, a table built per call from the agent's functions, ``__code__`` read to
+    decide whether to pass the context."""
+    core = (
+        "import json\n\n\n"
+        "def handle(functions, name, arguments, context_variables):\n"
+        "    function_map = {f.__name__: f for f in functions}\n"
+        "    args = json.loads(arguments)\n"
+        "    func = function_map[name]\n"
+        "    if 'context_variables' in func.__code__.co_varnames:\n"
+        "        args['context_variables'] = context_variables\n"
+        "    return function_map[name](**args)\n"
+    )
+    files = {
+        "bot/__init__.py": "from bot.core import handle\n",
+        "bot/schemas.py": "SCHEMAS = {'greet': {'type': 'object', 'properties': {'times': {'type': 'integer'}}}}\n",
+        "bot/core.py": core,
+    }
+    project = write_project(tmp_path, files, {"schemas": "bot.schemas:SCHEMAS"})
+    findings = run_cli(project, "--select", "DL102", "--format", "json").findings()
+    assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL102", "unsafe")]
+    assert findings[0]["message"].endswith(
+        "(unsafe fix: `handle` reads `__code__` of what it takes from `function_map` (bot/core.py:8), and a "
+        "wrapper is another function)"
+    )
+    sources = python_sources(project)
+    assert run_cli(project, "--select", "DL102", "--fix").exit_code == 1 and python_sources(project) == sources

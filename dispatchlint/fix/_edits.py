@@ -202,7 +202,7 @@ def _apply_parse(plan: ProjectPlan, fix: ParseFix) -> None:
     if node is None:
         raise FixError(f"{file.source.relative}:{fix.parse.span.line}: cannot find the parsing to delete")
     if isinstance(node, cst.Call):
-        argument = node.args[0].value
+        argument = syn.whitespace_stripped(node.args[0].value)  # the gate parses what JSON would strip
         file.replace(node, lambda updated: argument.deep_clone())
         verb = "unwrap"
     else:

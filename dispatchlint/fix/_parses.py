@@ -13,7 +13,7 @@ Two shapes are rewritten: the whole ``if isinstance(x, str): x = parse(x)`` stat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Set, Tuple, Union
+from typing import Callable, List, Optional, Set, Tuple, Union
 
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts, ParseEdit
 from dispatchlint.analysis.link import GATED, RAW, RAW_WEAK, LinkedTable, Project
@@ -36,15 +36,21 @@ class ParseFix:
 
 
 def parse_fix(
-    context: Context, module: ModuleFacts, parse: JsonParse, tools: Set[str], fixer: TableFixer
+    context: Context,
+    module: ModuleFacts,
+    parse: JsonParse,
+    tools: Set[str],
+    fixer: TableFixer,
+    wrapping: Optional[LinkedTable] = None,
 ) -> Union[ParseFix, str]:
-    """The deletion for one hand-rolled parse of ``tools``' parameter, or why the parsing must stay."""
+    """The deletion for one hand-rolled parse of ``tools``' parameter, or why the parsing must stay; ``wrapping``:
+    a table whose wrap is being decided, which takes the deletion along (so it needs no fix of its own)."""
     project = context.project
     declared = _declared(project, module, tools, parse.parameter)
     if declared:
         return declared
     qualified = f"{module.module}.{parse.function}"
-    requires = _guarded_after_fix(project, qualified, fixer)
+    requires = _guarded_after_fix(project, qualified, fixer, wrapping)
     if isinstance(requires, str):
         return requires
     edit = context.shapes(module).parses.get(parse.span, ParseEdit.NONE)
@@ -71,7 +77,9 @@ def _declared(project: Project, module: ModuleFacts, tools: Set[str], parameter:
     return ""
 
 
-def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Union[Tuple[TableFix, ...], str]:
+def _guarded_after_fix(
+    project: Project, executor: str, fixer: TableFixer, wrapping: Optional[LinkedTable]
+) -> Union[Tuple[TableFix, ...], str]:
     found = project.graph.function(executor)
     if found is not None:
         for module, call in project.graph.callers(executor, found[1]):
@@ -81,7 +89,7 @@ def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Un
                 return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
     requires: List[TableFix] = []
     for table in project.catalog.tables.values():
-        if not any(executor in entry.executors for entry in table.entries) or table.wrapped:
+        if not any(executor in entry.executors for entry in table.entries) or table.wrapped or table is wrapping:
             continue
         sites = [site for site in project.dispatches.sites_of(table) if site.tool_like]
         if all(site.verdict == GATED for site in sites):

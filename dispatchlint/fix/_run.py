@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple, Union
 
 from dispatchlint.findings import Finding, FixSubject
 from dispatchlint.fix._edits import apply_fix
 from dispatchlint.fix._fixable import Fix, Fixability
 from dispatchlint.fix._parses import ParseFix
 from dispatchlint.fix._plan import ProjectPlan
+from dispatchlint.fix._tables import TableFix
 from dispatchlint.fix._source import FixError, Sources
 
 
@@ -30,9 +31,10 @@ class FixOutcome:
     notes: Dict[Path, List[str]]
 
 
-def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding]) -> FixOutcome:
-    """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot."""
-    return _plan(fixability, root, _subjects(findings), Sources(root, fixability.contents))
+def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding], unsafe: bool) -> FixOutcome:
+    """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot.
+    ``unsafe``: apply unsafe fixes the findings take along too (another table one call reads)."""
+    return _plan(fixability, root, _subjects(findings), Sources(root, fixability.contents), unsafe)
 
 
 class FixPreview:
@@ -51,7 +53,7 @@ class FixPreview:
         outcome = self._planned.get(subjects)
         if outcome is None:
             try:
-                outcome = _plan(self._fixability, self._root, subjects, self._sources)
+                outcome = _plan(self._fixability, self._root, subjects, self._sources, unsafe=True)
             except FixError as error:
                 outcome = error
             self._planned[subjects] = outcome
@@ -69,17 +71,20 @@ def _subjects(findings: Sequence[Finding]) -> FrozenSet[FixSubject]:
     )
 
 
-def _plan(fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources) -> FixOutcome:
+def _plan(
+    fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources, unsafe: bool
+) -> FixOutcome:
     fixes = []
     for subject in sorted(subjects, key=fixability.rank):
-        fix = fixability.decide(subject).fix
-        if fix is not None:
-            fixes.append(fix)
+        decision = fixability.decide(subject)
+        if decision.fix is not None and (unsafe or not decision.unsafe):
+            fixes.append(decision.fix)
     plan = ProjectPlan(fixability.project, sources)
-    applied: List[Fix] = []
+    applied: Set[Tuple[str, object]] = set()
     for fix in _with_requirements(fixes):
-        if not any(fix is done for done in applied):
-            applied.append(fix)
+        key = _key(fix)
+        if key not in applied:
+            applied.add(key)
             try:
                 apply_fix(plan, fix)
             except FixError:
@@ -97,7 +102,19 @@ def _plan(fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], s
 
 
 def _with_requirements(fixes: Sequence[Fix]) -> Iterator[Fix]:
+    """Each fix after the ones it needs: a deletion after the wraps it needs, a wrap after the deletions it takes
+    along (and theirs)."""
     for fix in fixes:
         if isinstance(fix, ParseFix):
-            yield from fix.requires
+            yield from _with_requirements(fix.requires)
+        elif isinstance(fix, TableFix):
+            yield from _with_requirements(fix.deletes)
         yield fix
+
+
+def _key(fix: Fix) -> Tuple[str, object]:
+    """What identifies a fix however many decisions hold it: a parse by its place (a wrap deleting it and its own
+    finding's fix are one deletion), any other fix by itself."""
+    if isinstance(fix, ParseFix):
+        return ("parse", (fix.module.path, fix.parse.span))
+    return ("fix", id(fix))
