@@ -335,3 +335,38 @@ def test_a_runtime_wrap_of_tools_whose_code_is_read_is_unsafe(run_cli, tmp_path:
     )
     sources = python_sources(project)
     assert run_cli(project, "--select", "DL102", "--fix").exit_code == 1 and python_sources(project) == sources
+
+
+# ---------------------------------------------------------------------------------------------- suppressions
+
+_SITES = {
+    "taskbot/loop.py": "        return fn(agent, args, ctx)\n",
+    "taskbot/pool.py": "                futures.append(pool.submit(BUILTIN_EXECUTORS[name], agent, args, ctx))\n",
+}
+
+
+@pytest.mark.parametrize(
+    "suppressed", [["taskbot/loop.py", "taskbot/pool.py"], ["taskbot/loop.py"]], ids=["every-site", "one-site"]
+)
+def test_a_table_whose_every_dispatch_is_suppressed_is_wrapped_by_no_fix(suppressed, run_cli, tmp_path: Path) -> None:
+    """DL201's fix needs the table wrapped; with every raw read of the table suppressed, the project said to
+    leave it as it is, so the parse stays too (with one read still reported, the wrap is that finding's fix)."""
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    for relative in suppressed:
+        path = project / relative
+        line = _SITES[relative]
+        path.write_text(path.read_text(encoding="utf-8").replace(line, line[:-1] + "  # noqa: DL101\n"))
+    findings = run_cli(project, "--format", "json").findings()
+    parse = next(f for f in findings if f["code"] == "DL201")
+    everything = len(suppressed) == len(_SITES)
+    assert parse["fixable"] is not everything
+    if everything:
+        assert parse["message"].endswith(
+            "(no automatic fix: `BUILTIN_EXECUTORS` is read with raw arguments and cannot be wrapped: every finding "
+            "at the dispatch sites of `BUILTIN_EXECUTORS` is suppressed)"
+        )
+    sources = python_sources(project)
+    run_cli(project, "--fix")
+    builtin = (project / "taskbot" / "builtin.py").read_bytes()
+    assert (builtin == sources["taskbot/builtin.py"]) is everything
+    assert (python_sources(project) == sources) is everything

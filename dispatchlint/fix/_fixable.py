@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, Mapping, Optional, Set, Tuple, Union
 
 from dispatchlint.analysis.facts import Span
 from dispatchlint.analysis.link import ChainSite, LinkedTable, Project
@@ -46,8 +46,15 @@ class Decision:
 class Fixability:
     """The decisions of one run, each made once per subject (a table read at two sites is one fix)."""
 
-    def __init__(self, project: Project, contents: Optional[Mapping[Path, bytes]] = None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        contents: Optional[Mapping[Path, bytes]] = None,
+        suppressed_tables: AbstractSet[str] = frozenset(),
+    ) -> None:
         self.context = Context(project)
+        #: Tables (qualified) whose every finding the project suppressed or ignored: no fix wraps them.
+        self.suppressed_tables = suppressed_tables
         #: Files' bytes not yet on disk (an earlier pass of one ``--fix``, stdin), by absolute path: the fixes
         #: rewrite these.
         self.contents: Mapping[Path, bytes] = contents or {}
@@ -92,6 +99,8 @@ class Fixability:
         subject = FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
 
         def decide() -> Union[Fix, str]:
+            if table.qualname in self.suppressed_tables:
+                return f"every finding at the dispatch sites of `{table.display_name}` is suppressed"
             fix = table_fix(self.context, table)
             return with_effects(self.context, fix, self._table_fix) if isinstance(fix, TableFix) else fix
 
