@@ -370,3 +370,85 @@ def test_a_table_whose_every_dispatch_is_suppressed_is_wrapped_by_no_fix(suppres
     builtin = (project / "taskbot" / "builtin.py").read_bytes()
     assert (builtin == sources["taskbot/builtin.py"]) is everything
     assert (python_sources(project) == sources) is everything
+
+
+# ------------------------------------------------------------------------------------- a wrapped table's raw half
+
+_RAW_READERS = {
+    "taskbot/loop.py": (
+        "\n\ndef execute_raw(agent: Agent, name: str, args: Dict[str, Any], ctx: RunContext) -> str:\n"
+        "    from .builtin import _RAW_BUILTIN_EXECUTORS\n\n"
+        "    return _RAW_BUILTIN_EXECUTORS[name](agent, args, ctx)\n"
+    ),
+    "taskbot/builtin.py": (
+        "\n\ndef run_now(agent: Any, name: str, args: Dict[str, Any], ctx: RunContext) -> str:\n"
+        "    return _RAW_BUILTIN_EXECUTORS[name](agent, args, ctx)\n"
+    ),
+    "taskbot/later.py": (
+        "from typing import Any, Dict\n\nfrom taskbot import builtin\nfrom taskbot.context import RunContext\n\n\n"
+        "def run_later(agent: Any, name: str, args: Dict[str, Any], ctx: RunContext) -> str:\n"
+        "    return builtin._RAW_BUILTIN_EXECUTORS[name](agent, args, ctx)\n"
+    ),
+}
+_RECALL = """
+from taskbot.builtin import run_now
+from taskbot.context import RunContext
+from taskbot.later import run_later
+from taskbot.loop import Agent, execute_raw
+agent, ctx = Agent(client=None, model="m", memory=["buy milk", "buy eggs"]), RunContext(task="t")
+for read in (execute_raw, run_later, run_now):
+    try:
+        print(repr(read(agent, "recall", {"query": "buy", "limit": "1"}, ctx)))
+    except TypeError:  # "1" for the limit: a slice by a string fails
+        print("TypeError")
+"""
+
+
+def test_a_new_reader_of_a_wrapped_table_s_raw_half_reads_the_wrapped_table(run_cli, tmp_path: Path) -> None:
+    """After a first ``--fix``, code that reads ``_RAW_BUILTIN_EXECUTORS`` raw is pointed at
+    ``BUILTIN_EXECUTORS``: no ``_RAW__RAW_`` rename, no second wrapper, and the readers get repaired arguments."""
+    project = copy_project(FIXTURES / "example", tmp_path / "project")
+    assert run_cli(project, "--fix").exit_code == 0
+    once = (project / "taskbot" / "builtin.py").read_text(encoding="utf-8")
+    for relative, code in _RAW_READERS.items():
+        path = project / relative
+        path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + code, encoding="utf-8")
+    assert _python(project, _RECALL).splitlines() == ["TypeError"] * 3
+    findings = run_cli(project, "--format", "json").findings()
+    assert sorted((f["code"], f["path"], f["fix_safety"]) for f in findings) == [
+        ("DL101", path, "safe") for path in ("taskbot/builtin.py", "taskbot/later.py", "taskbot/loop.py")
+    ]
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    builtin = (project / "taskbot" / "builtin.py").read_text(encoding="utf-8")
+    assert "_RAW__RAW_" not in builtin and builtin.count("def _coerced") == 1
+    assert builtin == once + _RAW_READERS["taskbot/builtin.py"].replace("_RAW_BUILTIN", "BUILTIN")
+    loop = (project / "taskbot" / "loop.py").read_text(encoding="utf-8")
+    assert "    from .builtin import BUILTIN_EXECUTORS\n\n    return BUILTIN_EXECUTORS[name](agent" in loop
+    assert "return builtin.BUILTIN_EXECUTORS[name]" in (project / "taskbot" / "later.py").read_text(encoding="utf-8")
+    assert _python(project, _RECALL).splitlines() == ["'buy milk'"] * 3
+    assert "Rewriting taskbot/later.py: read `BUILTIN_EXECUTORS` (which wraps `_RAW_BUILTIN_EXECUTORS`)" in (
+        result.stderr
+    )
+
+
+def test_a_new_reader_of_a_runtime_wrapped_table_reads_the_wrapped_table(run_cli, tmp_path: Path) -> None:
+    files = {
+        "bot/__init__.py": "",
+        "bot/schemas.py": f"SCHEMAS = {{'add': {_NUMBERS}}}\n",
+        "bot/tools.py": _NO_GATE_TOOLS,
+    }
+    project = write_project(tmp_path, files)
+    assert run_cli(project, "--select", "DL102", "--fix").exit_code == 0
+    tools = project / "bot" / "tools.py"
+    assert "TOOLS = wrap_table(_RAW_TOOLS, SCHEMAS)" in tools.read_text(encoding="utf-8")
+    (project / "bot" / "direct.py").write_text(
+        "import json\n\nfrom bot.tools import _RAW_TOOLS as tools\n\n\n"
+        "def run_direct(name, raw):\n    return tools[name](**json.loads(raw))\n",
+        encoding="utf-8",
+    )
+    assert run_cli(project, "--fix").exit_code == 0  # the wrapped table is a gate now: DL101 reports the reader
+    assert "from bot.tools import TOOLS as tools\n" in (project / "bot" / "direct.py").read_text(encoding="utf-8")
+    assert tools.read_text(encoding="utf-8").count("wrap_table(") == 1
+    call = "from bot.direct import run_direct; print(run_direct('add', '{\"a\": \"2\", \"b\": 3}'))"
+    assert _python(project, call) == "5"

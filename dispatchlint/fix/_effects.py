@@ -48,7 +48,7 @@ def with_effects(context: Context, fix: TableFix, fixer: TableFixer) -> TableFix
             broken.append((module, use, f"{reason}, but it cannot be deleted: {made}"))
     removed = [(d.module.path, d.parse.span) for d in deletes]
     reasons = _identity_reads(context, fix.table)
-    reasons += [table.unsafe for d in deletes for table in d.requires if table.unsafe]  # wraps a deletion needs
+    reasons += [t.unsafe for d in deletes for t in d.requires if isinstance(t, TableFix) and t.unsafe]
     reasons += [reason for module, use, reason in broken if not any(_within(module, use, *at) for at in removed)]
     if not deletes and not reasons:
         return fix

@@ -19,9 +19,10 @@ from dispatchlint.fix._context import Context
 from dispatchlint.fix._effects import with_effects
 from dispatchlint.fix._parses import ParseFix, parse_fix
 from dispatchlint.fix._reorder import ReorderFix, reorder_fix
+from dispatchlint.fix._retarget import RetargetFix, retarget_fix, wrapped_rebuild
 from dispatchlint.fix._tables import TableFix, table_fix
 
-Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix]
+Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix, RetargetFix]
 _Maker = Callable[[], Union[Fix, str]]
 
 
@@ -39,7 +40,7 @@ class Decision:
         if isinstance(self.fix, TableFix):
             return self.fix.unsafe
         if isinstance(self.fix, ParseFix):
-            return next((table.unsafe for table in self.fix.requires if table.unsafe), "")
+            return next((t.unsafe for t in self.fix.requires if isinstance(t, TableFix) and t.unsafe), "")
         return ""
 
 
@@ -101,14 +102,17 @@ class Fixability:
         def decide() -> Union[Fix, str]:
             if table.qualname in self.suppressed_tables:
                 return f"every finding at the dispatch sites of `{table.display_name}` is suppressed"
+            wrapped = wrapped_rebuild(self.context, table)
+            if wrapped is not None:  # already the raw half of a wrap: its readers read the wrapped table
+                return retarget_fix(self.context, table, wrapped)
             fix = table_fix(self.context, table)
             return with_effects(self.context, fix, self._table_fix) if isinstance(fix, TableFix) else fix
 
         return self._decided(subject, decide)
 
-    def _table_fix(self, table: LinkedTable) -> Union[TableFix, str]:
+    def _table_fix(self, table: LinkedTable) -> Union[TableFix, RetargetFix, str]:
         decision = self.table(table)
-        return decision.fix if isinstance(decision.fix, TableFix) else decision.reason
+        return decision.fix if isinstance(decision.fix, (TableFix, RetargetFix)) else decision.reason
 
     def _chain(self, subject: FixSubject) -> Decision:
         """Chains of one if/elif ladder share one fix: a coercion ahead of the ladder serves every arm."""

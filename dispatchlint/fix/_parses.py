@@ -18,11 +18,12 @@ from typing import Callable, List, Optional, Set, Tuple, Union
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts, ParseEdit
 from dispatchlint.analysis.link import GATED, RAW, RAW_WEAK, LinkedTable, Project
 from dispatchlint.fix._context import Context
+from dispatchlint.fix._retarget import RetargetFix
 from dispatchlint.fix._tables import TableFix
 
 _PARSED_KINDS = {"array", "object"}
-#: The wrap fix of a table (or why there is none), shared with the DL101 decisions.
-TableFixer = Callable[[LinkedTable], Union["TableFix", str]]
+#: The fix that guards a table's readers (or why there is none), shared with the DL101 decisions.
+TableFixer = Callable[[LinkedTable], Union["TableFix", "RetargetFix", str]]
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class ParseFix:
     #: Delete the parsing statement, or replace the parsing call by its argument.
     edit: ParseEdit
     #: Wraps this deletion depends on (a table read raw today).
-    requires: Tuple[TableFix, ...]
+    requires: Tuple[Union[TableFix, RetargetFix], ...]
 
 
 def parse_fix(
@@ -79,7 +80,7 @@ def _declared(project: Project, module: ModuleFacts, tools: Set[str], parameter:
 
 def _guarded_after_fix(
     project: Project, executor: str, fixer: TableFixer, wrapping: Optional[LinkedTable]
-) -> Union[Tuple[TableFix, ...], str]:
+) -> Union[Tuple[Union[TableFix, RetargetFix], ...], str]:
     found = project.graph.function(executor)
     if found is not None:
         for module, call in project.graph.callers(executor, found[1]):
@@ -87,7 +88,7 @@ def _guarded_after_fix(
             verdicts = {project.taint.evaluate(flow, module, call.function) for flow in flows}
             if GATED not in verdicts or verdicts & {RAW, RAW_WEAK}:
                 return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
-    requires: List[TableFix] = []
+    requires: List[Union[TableFix, RetargetFix]] = []
     for table in project.catalog.tables.values():
         if not any(executor in entry.executors for entry in table.entries) or table.wrapped or table is wrapping:
             continue
@@ -95,7 +96,7 @@ def _guarded_after_fix(
         if all(site.verdict == GATED for site in sites):
             continue
         fix = fixer(table)
-        if not isinstance(fix, TableFix):
+        if isinstance(fix, str):
             return f"`{table.display_name}` is read with raw arguments and cannot be wrapped: {fix}"
         requires.append(fix)
     return tuple(requires)
