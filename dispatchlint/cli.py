@@ -570,26 +570,30 @@ def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[Text
 
 def _fixes(
     results: Sequence[RunResult], unsafe: bool
-) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
-    """The new contents of the files the chosen fixes change, what each rewrite does, and a hint on held fixes."""
+) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], List[str], str]:
+    """The new contents of the files the chosen fixes change, what each rewrite does, and what to tell the user
+    after (a hint on held fixes, a dependency to declare by hand)."""
     changes: Dict[Path, Tuple[bytes, bytes]] = {}
     notes: Dict[Path, List[str]] = {}
     held = 0
+    advice: List[str] = []
     for result in results:
         chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
         outcome = fix.plan_fixes(result.linked()[1], result.root, chosen, unsafe)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
+        advice.extend(f"note: {line}\n" for line in outcome.advice)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
-    return changes, notes, hint
+    return changes, notes, advice, hint
 
 
 def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, hint = _fixes(results, options.unsafe_fixes)
+    changes, _, advice, hint = _fixes(results, options.unsafe_fixes)
     report.write(render_diff(changes, Path.cwd()))
-    _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}")
+    rewritten = f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n"
+    _note(options, rewritten + "".join(advice) + hint)
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
@@ -623,9 +627,11 @@ def _fix(
     original: Dict[Path, bytes] = {}
     fixed: Dict[Path, bytes] = {}
     notes: Dict[Path, List[str]] = {}
+    advice: List[str] = []
     hint = ""
     for _ in range(_FIX_PASSES):
-        changes, pass_notes, hint = _fixes(results, options.unsafe_fixes)
+        changes, pass_notes, pass_advice, hint = _fixes(results, options.unsafe_fixes)
+        advice.extend(line for line in pass_advice if line not in advice)
         changes = {path: change for path, change in changes.items() if change[0] != change[1]}
         if not changes:
             break
@@ -638,7 +644,7 @@ def _fix(
     write_all(written, roots)
     for path in written:
         _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
-    _note(options, hint)
+    _note(options, "".join(advice) + hint)
     return results
 
 

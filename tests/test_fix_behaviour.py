@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, subprocess_env, write_project
+from dispatchlint import __version__
 from fixproject import copy_project, python_sources
 
 
@@ -452,3 +453,61 @@ def test_a_new_reader_of_a_runtime_wrapped_table_reads_the_wrapped_table(run_cli
     assert tools.read_text(encoding="utf-8").count("wrap_table(") == 1
     call = "from bot.direct import run_direct; print(run_direct('add', '{\"a\": \"2\", \"b\": 3}'))"
     assert _python(project, call) == "5"
+
+
+# ---------------------------------------------------------------------------------------- the runtime dependency
+
+_REQUIREMENT = f"dispatchlint-runtime>={__version__}"
+_DECLARES = "[tool.dispatchlint]\r\nexclude = []\r\n"
+#: A project's packaging files before the fix, and after it (None: unchanged).
+_PACKAGING = {
+    "project-dependencies": (
+        {
+            "pyproject.toml": '[project]\r\nname = "bot"\r\ndependencies = [\r\n    "httpx>=0.27",  # the client\r\n'
+            '    "pydantic[email]>=2"\r\n]\r\n\r\n' + _DECLARES
+        },
+        {
+            "pyproject.toml": '[project]\r\nname = "bot"\r\ndependencies = [\r\n    "httpx>=0.27",  # the client\r\n'
+            f'    "pydantic[email]>=2",\r\n    "{_REQUIREMENT}",\r\n]\r\n\r\n' + _DECLARES
+        },
+    ),
+    "poetry": (
+        {"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.9"\n\n[tool.poetry.group.dev.dependencies]\n'},
+        {
+            "pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.9"\n'
+            f'dispatchlint-runtime = ">={__version__}"\n\n[tool.poetry.group.dev.dependencies]\n'
+        },
+    ),
+    "requirements": (
+        {"pyproject.toml": "[tool.ruff]\n", "requirements.txt": "httpx>=0.27"},
+        {"requirements.txt": f"httpx>=0.27\n{_REQUIREMENT}\n"},
+    ),
+    "declared-already": ({"pyproject.toml": '[project]\nname = "bot"\ndependencies = ["Dispatchlint>=0.1"]\n'}, {}),
+    "nowhere": ({"pyproject.toml": "[tool.ruff]\n"}, {}),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_PACKAGING))
+def test_a_fix_that_wires_the_runtime_declares_it(layout: str, run_cli, tmp_path: Path) -> None:
+    before, after = _PACKAGING[layout]
+    files = {"bot/__init__.py": "", "bot/schemas.py": f"SCHEMAS = {{'add': {_NUMBERS}}}\n"}
+    files["bot/tools.py"] = _NO_GATE_TOOLS
+    for relative, text in {**files, **before}.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes(text.encode("utf-8"))
+    result = run_cli(tmp_path, "--select", "DL102", "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    for relative, text in before.items():
+        assert (tmp_path / relative).read_bytes() == after.get(relative, text).encode("utf-8"), relative
+    declared = [line for line in result.stderr.splitlines() if _REQUIREMENT in line]
+    if layout == "nowhere":
+        assert declared == [
+            f"note: the fixed code imports `dispatchlint.runtime`: add `{_REQUIREMENT}` to the project's dependencies "
+            "(no pyproject.toml with a [project] table or Poetry dependencies, and no requirements.txt)"
+        ]
+    elif after:
+        (changed,) = after
+        assert declared and declared[0].startswith(f"Rewriting {changed}: add `{_REQUIREMENT}` to ")
+    else:
+        assert not declared
+    assert _python(tmp_path, "from bot.tools import run; print(run('add', '{\"a\": \"2\", \"b\": \"3\"}'))") == "5"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple, Union
 
 from dispatchlint.findings import Finding, FixSubject
+from dispatchlint.fix._dependency import runtime_dependency
 from dispatchlint.fix._edits import apply_fix
 from dispatchlint.fix._fixable import Fix, Fixability
 from dispatchlint.fix._parses import ParseFix
@@ -29,6 +30,8 @@ class FixOutcome:
     changes: Dict[Path, Tuple[bytes, bytes]]
     #: Absolute path -> one line per kind of rewrite in that file.
     notes: Dict[Path, List[str]]
+    #: What the user must do by hand (declare the dependency the fix created, where the project keeps none).
+    advice: List[str]
 
 
 def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding], unsafe: bool) -> FixOutcome:
@@ -95,10 +98,17 @@ def _plan(
                     f"({type(error).__name__}: {error}); no file was changed; please report it"
                 ) from error
     rendered = plan.render()
-    return FixOutcome(
-        {root / path: contents for path, contents in rendered.items()},
-        {root / path: plan.files[path].notes for path in rendered},
-    )
+    changes = {root / path: contents for path, contents in rendered.items()}
+    notes = {root / path: plan.files[path].notes for path in rendered}
+    advice = []
+    if any(plan.files[path].imports_runtime for path in rendered):
+        dependency = runtime_dependency(root, sources.contents)
+        if dependency is not None and dependency.path is not None:
+            changes[dependency.path] = (dependency.old, dependency.new)
+            notes[dependency.path] = [dependency.note]
+        elif dependency is not None:
+            advice.append(dependency.note)
+    return FixOutcome(changes, notes, advice)
 
 
 def _with_requirements(fixes: Sequence[Fix]) -> Iterator[Fix]:
