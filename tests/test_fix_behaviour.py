@@ -511,3 +511,48 @@ def test_a_fix_that_wires_the_runtime_declares_it(layout: str, run_cli, tmp_path
     else:
         assert not declared
     assert _python(tmp_path, "from bot.tools import run; print(run('add', '{\"a\": \"2\", \"b\": \"3\"}'))") == "5"
+
+
+def _chain_project(arm: str) -> dict:
+    gate = (
+        "SCHEMAS = {'plan': {'type': 'object', 'properties': {'steps': {'type': 'array'}}}}\n\n\n"
+        "def coerce_tool_args(tool_name, args):\n"
+        "    import json\n"
+        "    steps = args.get('steps')\n"
+        "    return {**args, 'steps': json.loads(steps)} if isinstance(steps, str) else args\n\n\n"
+        "def handle_function_call(tool_name, args):\n"
+        "    return coerce_tool_args(tool_name, args)\n"
+    )
+    agent = (
+        "from bot.gate import handle_function_call\n\n\n"
+        "def plan(steps):\n    return [str(step) for step in steps]\n\n\n"
+        "def invoke(tool_name, tool_args):\n"
+        "    if tool_name == 'plan':\n"
+        f"        return {arm}\n"
+        "    return handle_function_call(tool_name, tool_args)\n"
+    )
+    return {"bot/__init__.py": "", "bot/gate.py": gate, "bot/agent.py": agent}
+
+
+@pytest.mark.parametrize(
+    "arm, safety",
+    [
+        ("plan(tool_args['steps']) if tool_args['steps'].startswith('[') else []", "unsafe"),
+        ("plan(tool_args['steps'])", "safe"),
+    ],
+)
+def test_a_coercion_ahead_of_a_chain_whose_arm_takes_a_piece_for_a_string_is_unsafe(
+    arm: str, safety: str, run_cli, tmp_path: Path
+) -> None:
+    project = write_project(tmp_path, _chain_project(arm))
+    findings = run_cli(project, "--format", "json").findings()
+    assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", safety)]
+    if safety == "unsafe":
+        assert findings[0]["message"].endswith(
+            "(unsafe fix: the `plan` arm takes `steps` for a string (`.startswith()`, bot/agent.py:10), and after "
+            "the coercion it gets the `array` its schema declares)"
+        )
+    print_plan = "from bot.agent import invoke; print(invoke('plan', {'steps': '[\"a\", \"b\"]'}))"
+    before = _python(project, print_plan)
+    run_cli(project, "--fix")
+    assert _python(project, print_plan) == (before if safety == "unsafe" else "['a', 'b']")

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Optional, Tuple
 
-from dispatchlint.analysis.facts import ModuleFacts, Span, StringUse
+from dispatchlint.analysis.facts import ModuleFacts, NameChain, Span, StringUse
 from dispatchlint.analysis.link import LinkedTable
+from dispatchlint.fix._chains import ChainFix
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._parses import ParseFix, TableFixer, parse_fix
 from dispatchlint.fix._tables import TableFix
@@ -53,6 +54,30 @@ def with_effects(context: Context, fix: TableFix, fixer: TableFixer) -> TableFix
     if not deletes and not reasons:
         return fix
     return replace(fix, deletes=tuple(deletes), unsafe=reasons[0] if reasons else "")
+
+
+def with_chain_effects(context: Context, fix: ChainFix, chain: NameChain) -> ChainFix:
+    """``fix``, unsafe when an arm of its ladder takes a piece of the arguments for a string where the arm's tool
+    declares it something else (which the coercion ahead makes of the model's string)."""
+    module = fix.site.module
+    catalog = context.project.catalog
+    arms = [arm for other in module.chains if other.function == chain.function for arm in other.arms if arm.body]
+    for use in module.string_uses:
+        if use.function != chain.function:
+            continue
+        for arm in arms:
+            if arm.body is None or not _inside(use.span, arm.body):
+                continue
+            for tool in arm.names:
+                declared = catalog.declared_types(tool, use.parameter, module)
+                if declared and "string" not in declared:
+                    where = f"{module.path}:{use.span.line}"
+                    reason = (
+                        f"the `{tool}` arm takes `{use.parameter}` for a string ({use.operation}, {where}), and "
+                        f"after the coercion it gets the `{'|'.join(sorted(declared))}` its schema declares"
+                    )
+                    return replace(fix, unsafe=reason)
+    return fix
 
 
 def _identity_reads(context: Context, table: LinkedTable) -> List[str]:
@@ -128,9 +153,11 @@ def _retyped_string_uses(context: Context, fix: TableFix) -> List[Tuple[ModuleFa
 
 def _within(module: ModuleFacts, use: StringUse, path: str, span: Span) -> bool:
     """The use is part of the code a deletion at ``span`` removes (``steps.strip()`` in ``json.loads(...)``)."""
-    inner = use.span
-    return (
-        module.path == path
-        and (inner.line, inner.column) >= (span.line, span.column)
-        and (inner.end_line, inner.end_column) <= (span.end_line, span.end_column)
+    return module.path == path and _inside(use.span, span)
+
+
+def _inside(inner: Span, outer: Span) -> bool:
+    return (inner.line, inner.column) >= (outer.line, outer.column) and (inner.end_line, inner.end_column) <= (
+        outer.end_line,
+        outer.end_column,
     )

@@ -16,7 +16,7 @@ from dispatchlint.analysis.link import ChainSite, LinkedTable, Project
 from dispatchlint.findings import FixSubject, SubjectKind
 from dispatchlint.fix._chains import ChainFix, chain_fix, outermost_chain
 from dispatchlint.fix._context import Context
-from dispatchlint.fix._effects import with_effects
+from dispatchlint.fix._effects import with_chain_effects, with_effects
 from dispatchlint.fix._parses import ParseFix, parse_fix
 from dispatchlint.fix._reorder import ReorderFix, reorder_fix
 from dispatchlint.fix._retarget import RetargetFix, retarget_fix, wrapped_rebuild
@@ -37,7 +37,7 @@ class Decision:
     def unsafe(self) -> str:
         """Why applying the fix would change what the program does beyond repairing tool arguments ('' when it
         would not): a wrap's own reason, or that of a wrap a deletion needs."""
-        if isinstance(self.fix, TableFix):
+        if isinstance(self.fix, (TableFix, ChainFix)):
             return self.fix.unsafe
         if isinstance(self.fix, ParseFix):
             return next((t.unsafe for t in self.fix.requires if isinstance(t, TableFix) and t.unsafe), "")
@@ -124,7 +124,11 @@ class Fixability:
         chain = outermost_chain(site.module, site.chain)
         ladder = self.context.shapes(site.module).ladders.get(chain.span)
         key = FixSubject(SubjectKind.CHAIN, site.module.path, ladder.span if ladder is not None else chain.span, "")
-        return self._decided(key, lambda: chain_fix(self.context, site, chain))
+        def decide() -> Union[Fix, str]:
+            fix = chain_fix(self.context, site, chain)
+            return with_chain_effects(self.context, fix, chain) if isinstance(fix, ChainFix) else fix
+
+        return self._decided(key, decide)
 
     def _decided(self, subject: FixSubject, make: _Maker) -> Decision:
         key = (subject.kind.value, subject.path, subject.span, subject.name)
