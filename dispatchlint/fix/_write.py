@@ -105,6 +105,10 @@ class _Interrupts:
         with self._idle:
             self._idle.wait_for(lambda: not self._writing)
 
+    def reset(self) -> None:
+        """A new command starts: what stopped the one before does not stop it."""
+        self._requested.clear()
+
     def writing_now(self) -> bool:
         with self._idle:
             return self._writing
@@ -137,6 +141,7 @@ def stopping_rolls_back() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _INTERRUPTS.reset()
     previous: Dict[int, Any] = {}
 
     def stop(number: int, frame: Optional[FrameType]) -> None:
