@@ -144,7 +144,7 @@ class Nodes:
             if _guards(parent, child, text):
                 return True
             if isinstance(parent, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
-                before = parent.body[: parent.body.index(child)]
+                before = parent.body[: next(i for i, statement in enumerate(parent.body) if statement is child)]
                 if any(_exits_unless_string(statement, text) for statement in before):
                     return True
             if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
