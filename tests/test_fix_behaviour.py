@@ -48,7 +48,7 @@ def test_a_schema_module_that_imports_nothing_is_no_import_cycle(run_cli, tmp_pa
     fixed = (project / "bot" / "tools.py").read_text(encoding="utf-8")
     assert "from bot.schemas import SCHEMAS" in fixed and "TOOLS = wrap_table(_RAW_TOOLS, SCHEMAS)" in fixed
     for first in ("import bot.schemas; ", ""):  # whichever module the program loads first
-        assert _python(project, first + "from bot import run; print(run('add', '{\"a\": \"2\", \"b\": \"3\"}'))") == "5"
+        assert _python(project, first + 'from bot import run; print(run(\'add\', \'{"a": "2", "b": "3"}\'))') == "5"
 
 
 def test_a_schema_module_that_imports_the_tools_is_an_import_cycle(run_cli, tmp_path: Path) -> None:
@@ -95,11 +95,11 @@ def test_the_fix_says_how_many_findings_it_fixed_and_how_many_remain(run_cli, tm
 
 # ---------------------------------------------------------------------------------------------- string uses
 
-_PLAN_PARSE = '''    steps = args["steps"]
+_PLAN_PARSE = """    steps = args["steps"]
     if isinstance(steps, str):
         # some models send the list as a JSON string
         steps = json.loads(steps)
-'''
+"""
 #: ``_plan`` of the example as ``execute_tool`` runs it (reading the table raw): what it returns, or its error.
 _RUN_PLAN = """
 from taskbot.context import RunContext
@@ -149,8 +149,7 @@ def test_a_wrap_deletes_the_parses_it_makes_wrong(body: str, turns: int, rules, 
 
 
 _REPLAN = (
-    "\n\ndef replan(agent: Any, text: str, ctx: RunContext) -> str:\n"
-    "    return _plan(agent, {'steps': text}, ctx)\n"
+    "\n\ndef replan(agent: Any, text: str, ctx: RunContext) -> str:\n    return _plan(agent, {'steps': text}, ctx)\n"
 )
 
 
@@ -200,7 +199,7 @@ def test_string_uses_under_a_string_test_keep_the_wrap_safe(run_cli, tmp_path: P
         "    else:\n"
         '        steps = steps.split(",") if steps[:1] != "[" else json.loads(steps)\n'
         '    label = args["steps"].upper() if isinstance(args["steps"], str) else "list"\n'
-        '    if isinstance(label, str) and label.strip():\n'
+        "    if isinstance(label, str) and label.strip():\n"
         "        ctx.turn += 1\n"
     )
     project = _example_with_plan(tmp_path, body)
@@ -451,7 +450,7 @@ def test_a_new_reader_of_a_runtime_wrapped_table_reads_the_wrapped_table(run_cli
     assert run_cli(project, "--fix").exit_code == 0  # the wrapped table is a gate now: DL101 reports the reader
     assert "from bot.tools import TOOLS as tools\n" in (project / "bot" / "direct.py").read_text(encoding="utf-8")
     assert tools.read_text(encoding="utf-8").count("wrap_table(") == 1
-    call = "from bot.direct import run_direct; print(run_direct('add', '{\"a\": \"2\", \"b\": 3}'))"
+    call = 'from bot.direct import run_direct; print(run_direct(\'add\', \'{"a": "2", "b": 3}\'))'
     assert _python(project, call) == "5"
 
 
@@ -510,7 +509,7 @@ def test_a_fix_that_wires_the_runtime_declares_it(layout: str, run_cli, tmp_path
         assert declared and declared[0].startswith(f"Rewriting {changed}: add `{_REQUIREMENT}` to ")
     else:
         assert not declared
-    assert _python(tmp_path, "from bot.tools import run; print(run('add', '{\"a\": \"2\", \"b\": \"3\"}'))") == "5"
+    assert _python(tmp_path, 'from bot.tools import run; print(run(\'add\', \'{"a": "2", "b": "3"}\'))') == "5"
 
 
 def _chain_project(arm: str) -> dict:

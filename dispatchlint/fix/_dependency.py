@@ -86,9 +86,7 @@ def runtime_dependency(root: Path, contents: Mapping[Path, bytes]) -> Optional[D
 
 
 def _by_hand(why: str) -> DependencyEdit:
-    note = (
-        f"the fixed code imports `dispatchlint.runtime`: add `{_REQUIREMENT}` to the project's dependencies ({why})"
-    )
+    note = f"the fixed code imports `dispatchlint.runtime`: add `{_REQUIREMENT}` to the project's dependencies ({why})"
     return DependencyEdit(None, b"", b"", note)
 
 

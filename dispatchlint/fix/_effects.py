@@ -1,8 +1,5 @@
-"""What wrapping a table changes besides the arguments its tools receive, decided before the wrap is offered.
-
-Code that reads what the table's values are, rather than calling them (``fn.__code__.co_varnames``, ``fn is
-other``, ``inspect.getfullargspec(fn)``: ``IdentityRead``), sees a wrapper, another function: the wrap is then
-unsafe, and says where.
+"""What a wrap (or a coercion ahead of a chain) changes besides the arguments the tools receive, decided before
+the fix is offered.
 
 A wrap hands each tool the arguments its schema declares: an array where the model sent ``'["a"]'``, a number for
 ``"5"``. An executor that takes such a parameter for a string breaks on it: ``json.loads(steps)`` raises
@@ -10,6 +7,10 @@ A wrap hands each tool the arguments its schema declares: an array where the mod
 analysis recorded those uses (``StringUse``: not those under ``isinstance(x, str)``, which handle both); here each
 one the wrap makes wrong is either a hand-rolled parse the same fix deletes (the gate now parses, on every path),
 or a reason the fix is unsafe, said in its finding.
+
+Code that reads what the table's values are, rather than calling them (``fn.__code__.co_varnames``, ``fn is
+other``, ``inspect.getfullargspec(fn)``: ``IdentityRead``), sees a wrapper, another function: the wrap is then
+unsafe too, and says where.
 """
 
 from __future__ import annotations
@@ -157,7 +158,5 @@ def _within(module: ModuleFacts, use: StringUse, path: str, span: Span) -> bool:
 
 
 def _inside(inner: Span, outer: Span) -> bool:
-    return (inner.line, inner.column) >= (outer.line, outer.column) and (inner.end_line, inner.end_column) <= (
-        outer.end_line,
-        outer.end_column,
-    )
+    starts_after = (inner.line, inner.column) >= (outer.line, outer.column)
+    return starts_after and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)

@@ -124,6 +124,7 @@ class Fixability:
         chain = outermost_chain(site.module, site.chain)
         ladder = self.context.shapes(site.module).ladders.get(chain.span)
         key = FixSubject(SubjectKind.CHAIN, site.module.path, ladder.span if ladder is not None else chain.span, "")
+
         def decide() -> Union[Fix, str]:
             fix = chain_fix(self.context, site, chain)
             return with_chain_effects(self.context, fix, chain) if isinstance(fix, ChainFix) else fix
