@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis._parse import collecting_only_new_objects
 from dispatchlint.analysis.cache import FactsCache, ReadFile
@@ -18,7 +18,7 @@ from dispatchlint.analysis.configured import unresolved_settings
 from dispatchlint.analysis.discover import PathMatcher
 from dispatchlint.analysis.indexing import index_read
 from dispatchlint.analysis.link import Project, link_project
-from dispatchlint.findings import Applicability, Finding, without_fix
+from dispatchlint.findings import Applicability, Finding, SubjectKind, with_unsafe_fix, without_fix
 from dispatchlint.fix import Fixability
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.results_cache import ProjectResults
@@ -61,9 +61,9 @@ def check_project(
             project = link_project(indexed.modules, plan.config)
             linked = time.perf_counter()
             suppressions = SuppressionIndex(indexed.modules, RULES)
-            kept = _check(project, suppressions, plan)
+            kept, suppressed_tables = _check(project, suppressions, plan)
             checked = time.perf_counter()
-            fixability = Fixability(project, options.contents)
+            fixability = Fixability(project, options.contents, suppressed_tables)
             decided = _decided_all(fixability, kept, plan, everything)
         results = ProjectResults(
             decided,
@@ -89,20 +89,33 @@ def check_project(
     return Checked(project, fixability, results, indexed.problems, stages)
 
 
-def _check(project: Project, suppressions: SuppressionIndex, plan: "RunPlan") -> List[Finding]:
+def _check(project: Project, suppressions: SuppressionIndex, plan: "RunPlan") -> Tuple[List[Finding], Set[str]]:
     """Run the chosen rules and keep what may be reported: not ignored for its file, not suppressed in the code (a
-    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), not in test code."""
+    DL002 finding is about a line's suppression, so only a file's suppressions can hide it), not in test code.
+
+    Also the tables whose every finding was suppressed or ignored: the project said to leave them as they are, so
+    no other finding's fix may wrap them."""
     per_file = PerFileIgnores(plan.config.per_file_ignores)
     rules = all_rules()
     kept = []
+    hidden_tables: Set[str] = set()
     for code in plan.rules:
         rule = rules[code]()
         for finding in rule.check(project):
             lines = not isinstance(rule, UnusedSuppression)
             if not per_file.ignores(finding) and not suppressions.hides(finding, lines=lines):
                 kept.append(finding)
+            else:
+                hidden_tables.update(_tables_of(finding))
     tests = PathMatcher(plan.config.test_paths)
-    return [finding for finding in kept if not tests.matches(finding.path)]
+    reported_tables = {name for finding in kept for name in _tables_of(finding)}
+    return [finding for finding in kept if not tests.matches(finding.path)], hidden_tables - reported_tables
+
+
+def _tables_of(finding: Finding) -> List[str]:
+    """The tables a finding's fix would wrap."""
+    subjects = [finding.subject, *finding.also_fixes] if finding.subject is not None else []
+    return [subject.name for subject in subjects if subject is not None and subject.kind is SubjectKind.TABLE]
 
 
 def _decided_all(
@@ -120,13 +133,18 @@ def _decided_all(
 
 
 def _decided(fixability: Fixability, finding: Finding) -> Finding:
-    """The finding with its fix marker: kept when its subject can be fixed, else none (and the reason why)."""
+    """The finding with its fix marker: kept when its subject can be fixed (unsafe, and why, when the fix would
+    change what the program does beyond repairing tool arguments), else none (and the reason why)."""
     if finding.subject is None:
         return finding
     decision = fixability.decide(finding.subject)
     for also in finding.also_fixes:  # decided now, in the order found, as --fix applies them
         fixability.decide(also)
     if decision.fix is not None:
+        if decision.unsafe and finding.applicability is Applicability.SAFE:
+            return replace(
+                finding, message=with_unsafe_fix(finding.message, decision.unsafe), applicability=Applicability.UNSAFE
+            )
         return finding
     message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
     return replace(finding, message=message, applicability=Applicability.NONE)

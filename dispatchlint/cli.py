@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
 
 import click
 
@@ -22,7 +22,16 @@ from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, sp
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
 from dispatchlint import fix
-from dispatchlint.fix import FixError, fix_lock, render_diff, text_edits, write_all
+from dispatchlint.fix import (
+    JOURNAL_NAME,
+    FixError,
+    fix_lock,
+    recover_interrupted,
+    render_diff,
+    stopping_rolls_back,
+    text_edits,
+    write_all,
+)
 from dispatchlint.report import (
     Report,
     Reported,
@@ -354,6 +363,8 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
+    #: With ``--fix``: how many findings the run reported before fixing (those fixed are not reported after).
+    found_before: Optional[int] = None
     recorded = (
         read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
     )
@@ -371,12 +382,20 @@ def _run(options: _Options, report: _Report) -> int:
             click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
 
         # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
-        with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
+        roots = [plan.root for plan in plan_run(paths, run_options)]
+        with fix_lock(roots, waiting):
+            _recover(roots, options)
             results = run()
             _print_notes(results, options)
-            results = _fix(results, options, run)
+            found_before = len(_reported(results, recorded)[0])
+            results = _fix(results, options, run, roots)
     else:
         results = run()
+        interrupted = [result.root for result in results if (result.root / JOURNAL_NAME).exists()]
+        if interrupted:  # a fix was killed while it wrote: check the project as it was before, not half-fixed
+            with fix_lock(interrupted, lambda root: None):
+                _recover(interrupted, options)
+            results = run()
         _print_notes(results, options)
     if options.graph:
         from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
@@ -389,19 +408,24 @@ def _run(options: _Options, report: _Report) -> int:
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    cwd = Path.cwd()
-    found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
     if baseline is not None and recorded is None:
-        _note(options, _record_baseline(baseline, found))
+        _note(options, _record_baseline(baseline, _reported(results, None)[0]))
         return EXIT_ERROR if errors else EXIT_CLEAN
-    if recorded is not None:
-        found, hidden = split_by_baseline(found, recorded)
-        if hidden:
-            _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
-    report.write(_render(results, found, options, report, run_options))
+    found, hidden = _reported(results, recorded)
+    if hidden:
+        _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
+    fixed = max(0, found_before - len(found)) if found_before is not None else 0
+    report.write(_render(results, found, options, report, run_options, fixed))
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if found and not options.exit_zero else EXIT_CLEAN
+
+
+def _reported(results: Sequence[RunResult], recorded: Optional[Set[str]]) -> Tuple[List[Keyed], int]:
+    """The findings the run reports (those a baseline holds left out), and how many the baseline hid."""
+    cwd = Path.cwd()
+    found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
+    return split_by_baseline(found, recorded) if recorded is not None else (found, 0)
 
 
 def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
@@ -484,8 +508,14 @@ def _codes(values: Tuple[str, ...]) -> Tuple[str, ...]:
 
 
 def _render(
-    results: Sequence[RunResult], found: Sequence[Keyed], options: _Options, report: _Report, run_options: RunOptions
+    results: Sequence[RunResult],
+    found: Sequence[Keyed],
+    options: _Options,
+    report: _Report,
+    run_options: RunOptions,
+    fixed: int,
 ) -> str:
+    """The report; ``fixed``: how many findings ``--fix`` fixed, for the text summary."""
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
@@ -497,7 +527,7 @@ def _render(
         _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
     color = _use_color(options.color, report.tty)
-    return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources)
+    return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources, fixed=fixed)
 
 
 def _note(options: _Options, text: str) -> None:
@@ -540,31 +570,53 @@ def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[Text
 
 def _fixes(
     results: Sequence[RunResult], unsafe: bool
-) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
-    """The new contents of the files the chosen fixes change, what each rewrite does, and a hint on held fixes."""
+) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], List[str], str]:
+    """The new contents of the files the chosen fixes change, what each rewrite does, and what to tell the user
+    after (a hint on held fixes, a dependency to declare by hand)."""
     changes: Dict[Path, Tuple[bytes, bytes]] = {}
     notes: Dict[Path, List[str]] = {}
     held = 0
+    advice: List[str] = []
     for result in results:
         chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
         held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen)
+        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen, unsafe)
         changes.update(outcome.changes)
         notes.update(outcome.notes)
+        advice.extend(f"note: {line}\n" for line in outcome.advice)
     hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
-    return changes, notes, hint
+    return changes, notes, advice, hint
 
 
 def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, hint = _fixes(results, options.unsafe_fixes)
+    changes, _, advice, hint = _fixes(results, options.unsafe_fixes)
     report.write(render_diff(changes, Path.cwd()))
-    _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}")
+    rewritten = f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n"
+    _note(options, rewritten + "".join(advice) + hint)
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
+def _recover(roots: Sequence[Path], options: _Options) -> None:
+    """Put back the files of a ``--fix`` that was killed while it wrote them, and say so (hold the fix lock)."""
+    cwd = Path.cwd()
+    for root in sorted(set(roots)):
+        for recovery in recover_interrupted(root):
+            restored = len(recovery.restored)
+            _note(
+                options,
+                f"Restored {restored} file{'s' if restored != 1 else ''} that an interrupted --fix had rewritten "
+                f"({_shown_path(recovery.journal, cwd)})\n",
+            )
+            for path in recovery.edited:
+                _note(options, f"warning: {_shown_path(path, cwd)} changed after an interrupted --fix; left as it is\n")
+
+
 def _fix(
-    results: List[RunResult], options: _Options, run: Callable[[Mapping[Path, bytes]], List[RunResult]]
+    results: List[RunResult],
+    options: _Options,
+    run: Callable[[Mapping[Path, bytes]], List[RunResult]],
+    roots: Sequence[Path],
 ) -> List[RunResult]:
     """``--fix``: compute every pass in memory (each analyses what the ones before it made), write the files once
     at the end (all or none) and tell the user which, pyupgrade style; the analysis of the fixed project.
@@ -575,9 +627,11 @@ def _fix(
     original: Dict[Path, bytes] = {}
     fixed: Dict[Path, bytes] = {}
     notes: Dict[Path, List[str]] = {}
+    advice: List[str] = []
     hint = ""
     for _ in range(_FIX_PASSES):
-        changes, pass_notes, hint = _fixes(results, options.unsafe_fixes)
+        changes, pass_notes, pass_advice, hint = _fixes(results, options.unsafe_fixes)
+        advice.extend(line for line in pass_advice if line not in advice)
         changes = {path: change for path, change in changes.items() if change[0] != change[1]}
         if not changes:
             break
@@ -587,10 +641,10 @@ def _fix(
             notes.setdefault(path, []).extend(note for note in pass_notes[path] if note not in notes[path])
         results = run(dict(fixed))
     written = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
-    write_all(written)
+    write_all(written, roots)
     for path in written:
         _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
-    _note(options, hint)
+    _note(options, "".join(advice) + hint)
     return results
 
 
@@ -601,7 +655,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     deepest module Python accepts (see :mod:`dispatchlint.analysis._parse`).
     """
     try:
-        return on_deep_stack(lambda: _command(argv))
+        with stopping_rolls_back():  # an interrupt while --fix writes lets it roll back first
+            return on_deep_stack(lambda: _command(argv))
+    except KeyboardInterrupt:
+        click.echo("aborted", err=True)
+        return EXIT_ERROR
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.exceptions.Abort:

@@ -89,4 +89,9 @@ def without_fix(message: str, reason: str) -> str:
     return f"{message} (no automatic fix: {reason})"
 
 
-__all__ = ["Applicability", "Finding", "FixSubject", "Related", "SubjectKind", "without_fix"]
+def with_unsafe_fix(message: str, reason: str) -> str:
+    """``message``, saying why its fix waits for ``--unsafe-fixes``."""
+    return f"{message} (unsafe fix: {reason})"
+
+
+__all__ = ["Applicability", "Finding", "FixSubject", "Related", "SubjectKind", "with_unsafe_fix", "without_fix"]

@@ -53,4 +53,6 @@ def python_sources(root: Path) -> Dict[str, bytes]:
 
 
 def _python_files(root: Path) -> List[Path]:
-    return sorted(path for path in root.rglob("*.py") if "__pycache__" not in path.parts)
+    """The project's Python files, and its ``pyproject.toml`` (where a fix declares the dependency it creates)."""
+    found = [path for path in root.rglob("*.py") if "__pycache__" not in path.parts]
+    return sorted(found + [path for path in [root / "pyproject.toml"] if path.is_file()])

@@ -32,9 +32,10 @@ def test_every_finding_of_a_fix_fixture_is_fixable(case: FixCase, run_cli, tmp_p
 def test_fix_rewrites_exactly_the_expected_files(case: FixCase, run_cli, tmp_path: Path) -> None:
     project = copy_project(case.before, tmp_path / "project")
     before = python_sources(project)
+    found = len(run_cli(project, *[arg for arg in case.args if arg != "--unsafe-fixes"], "--format", "json").findings())
     result = run_cli(project, *case.args, "--fix")
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert result.stdout.strip() == "All checks passed!"
+    assert result.stdout.strip() == f"Found {found} finding{'s' if found != 1 else ''} ({found} fixed, 0 remaining)."
     after = python_sources(project)
     expected = case.expected_files()
     assert {path for path in after if after[path] != before[path]} == set(expected)

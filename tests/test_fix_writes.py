@@ -13,11 +13,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Dict, Tuple
 
 import pytest
 
-from conftest import FIXTURES, subprocess_env
-from dispatchlint.fix import FixError, _plan, _write, write_all
+from conftest import FIXTURES, subprocess_env, write_project
+from dispatchlint.fix import JOURNAL_NAME, FixError, _journal, _plan, _write, write_all
 from fixproject import copy_project, fix_cases, python_sources
 
 CASES = {case.name: case for case in fix_cases()}
@@ -171,7 +172,8 @@ def test_two_fixes_at_once_both_succeed_and_fix_once(tmp_path: Path) -> None:
 
 def _kill_at_random_moments(tmp_path: Path, kills: int, seed: int) -> int:
     """Run ``--fix`` on a project whose fix rewrites several files, SIGKILL it at random moments (mostly near the
-    end, where it writes), and check every file is its original or its fixed version. Returns the kills made."""
+    end, where it writes), and check every file is its original or its fixed version, and the whole project one or
+    the other once the next run has put back what the killed fix left. Returns the kills made."""
     case = CASES["fix_registered"]
     expected = case.expected_files()
     pristine = copy_project(case.before, tmp_path / "pristine")
@@ -207,6 +209,16 @@ def _kill_at_random_moments(tmp_path: Path, kills: int, seed: int) -> int:
         made += 1
         for relative, data in python_sources(project).items():
             assert data in (originals[relative], fixed[relative]), f"kill {number}: {relative} is half-fixed"
+        # the next run puts back a fix killed between two files: the project is then all original or all fixed
+        subprocess.run(
+            [sys.executable, "-m", "dispatchlint", "--no-cache", "-q"],
+            cwd=project,
+            env=subprocess_env(),
+            capture_output=True,
+            check=False,
+        )
+        assert python_sources(project) in (originals, fixed), f"kill {number}: the project is half-fixed"
+        assert not (project / JOURNAL_NAME).exists()
     return made
 
 
@@ -267,3 +279,120 @@ def test_a_table_module_indented_with_form_feeds_is_fixed_and_keeps_them(run_cli
     assert fixed.replace("\f", "") == EXAMPLE_FIXED.read_text(encoding="utf-8")
     assert fixed.count("\f") == sum(1 for line in lines if line.startswith("    ")) - 3  # the parse deleted
     assert run_cli(project, "--fix").stderr.count("Rewriting") == 0
+
+
+#: The table in one file, its executor, which parses an array parameter by hand, in another: the fix deletes the
+#: parse and wraps the table, and either alone breaks the tool (the parse gone, the steps arrive as a string).
+_SPLIT_FIX = {
+    "bot/__init__.py": "",
+    "bot/gate.py": (
+        "import json\n\n"
+        "SCHEMAS = {'plan': {'type': 'object', 'properties': {'steps': {'type': 'array'}}}}\n\n\n"
+        "def coerce_tool_args(tool_name, args):\n"
+        "    steps = args.get('steps')\n"
+        "    return {**args, 'steps': json.loads(steps)} if isinstance(steps, str) else args\n"
+    ),
+    "bot/executors.py": (
+        "import json\n\n\n"
+        "def plan(args):\n"
+        "    steps = args['steps']\n"
+        "    if isinstance(steps, str):\n"
+        "        steps = json.loads(steps)\n"
+        "    return len(steps)\n"
+    ),
+    "bot/table.py": "from bot.executors import plan\n\nTOOLS = {'plan': plan}\n",
+    "bot/loop.py": (
+        "from bot.gate import coerce_tool_args\nfrom bot.table import TOOLS\n\n\n"
+        "def run(name, args):\n    return TOOLS[name](args)\n\n\n"
+        "def run_gated(name, args):\n    return TOOLS[name](coerce_tool_args(name, args))\n"
+    ),
+}
+#: Run ``dispatchlint --fix`` in a child that stops itself with ``signal`` right after the first file is replaced.
+_STOP_AFTER_FIRST_WRITE = """
+import os, signal, sys, time
+from dispatchlint.cli import main
+from dispatchlint.fix import _write
+
+real = _write.replace_atomically
+def replace_then_stop(path, data):
+    real(path, data)
+    if path.suffix == ".py":
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+        time.sleep(1)  # the main thread handles the signal meanwhile
+_write.replace_atomically = replace_then_stop
+sys.exit(main(["--fix", "--no-cache"]))
+"""
+
+
+def _split_fix_project(tmp_path: Path, run_cli) -> Tuple[Path, Dict[str, bytes], Dict[str, bytes]]:
+    """The project, its files, and its files once fixed."""
+    fixed, project = tmp_path / "fixed", tmp_path / "project"
+    for folder in (fixed, project):
+        folder.mkdir()
+        write_project(folder, _SPLIT_FIX)
+    assert run_cli(fixed, "--fix").exit_code == 0
+    fixed_sources = python_sources(fixed)
+    assert sorted(k for k, v in python_sources(project).items() if fixed_sources[k] != v) == [
+        "bot/executors.py",
+        "bot/table.py",
+    ]
+    return project, python_sources(project), fixed_sources
+
+
+def _plan_calls(project: Path) -> str:
+    code = "from bot.loop import run; print(run('plan', {'steps': '[\"a\", \"b\", \"c\"]'}))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, env=subprocess_env(project), capture_output=True)
+    return done.stdout.decode().strip() or done.stderr.decode().strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="SIGKILL")
+def test_a_fix_killed_between_two_files_is_put_back_by_the_next_run(run_cli, tmp_path: Path) -> None:
+    project, original, fixed = _split_fix_project(tmp_path, run_cli)
+    killed = subprocess.run(
+        [sys.executable, "-c", _STOP_AFTER_FIRST_WRITE, "SIGKILL"], cwd=project, env=subprocess_env(), check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    half = python_sources(project)
+    assert half != original and half != fixed  # the first file replaced, the second not: half-fixed on disk
+    assert _plan_calls(project) != "3"  # and broken: that is what the next run puts back
+    assert (project / JOURNAL_NAME).is_file()
+    check = run_cli(project)
+    assert "Restored 1 file that an interrupted --fix had rewritten (.dispatchlint-fix-journal.json)" in check.stderr
+    assert python_sources(project) == original and not (project / JOURNAL_NAME).exists()
+    assert _plan_calls(project) == "3"
+    assert sorted(f["code"] for f in run_cli(project, "--format", "json").findings()) == ["DL101", "DL201"]
+    assert run_cli(project, "--fix").exit_code == 0
+    assert python_sources(project) == fixed and _plan_calls(project) == "3"
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_an_interrupt_between_two_files_rolls_back_at_once(stop: str, run_cli, tmp_path: Path) -> None:
+    if not hasattr(signal, stop):
+        pytest.skip(f"no {stop} here")
+    project, original, _ = _split_fix_project(tmp_path, run_cli)
+    stopped = subprocess.run(
+        [sys.executable, "-c", _STOP_AFTER_FIRST_WRITE, stop],
+        cwd=project,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert stopped.returncode == 2 and stopped.stderr.strip().endswith("aborted"), stopped.stderr
+    assert python_sources(project) == original
+    assert not [path for path in project.iterdir() if path.name.startswith(JOURNAL_NAME)]
+    assert _plan_calls(project) == "3"
+
+
+def test_a_journal_does_not_restore_a_file_edited_since(run_cli, tmp_path: Path) -> None:
+    project, original, fixed = _split_fix_project(tmp_path, run_cli)
+    changes = {project / path: (original[path], fixed[path]) for path in original if original[path] != fixed[path]}
+    first, second = sorted(changes)
+    _journal.begin([project], [_journal.Journaled(p, old, _journal.digest(new)) for p, (old, new) in changes.items()])
+    first.write_bytes(changes[first][1])  # the killed fix had replaced both files; then someone edited the second
+    second.write_bytes(changes[second][1] + b"# edited\n")
+    result = run_cli(project, "--fix")
+    assert "Restored 1 file that an interrupted --fix had rewritten" in result.stderr
+    assert "warning: bot/table.py changed after an interrupted --fix; left as it is" in result.stderr
+    assert first.read_bytes() == fixed[first.relative_to(project).as_posix()]  # restored, then fixed again
+    assert second.read_bytes().endswith(b"# edited\n")

@@ -109,20 +109,55 @@ class Nodes:
         return statement
 
     def parsing_node(self, span: Span) -> Optional[cst.CSTNode]:
-        """What deleting the hand-rolled parse at ``span`` removes: its ``if isinstance(x, str)`` guard, its line,
-        or the call itself (replaced by its argument); None when the parsing does more than that."""
+        """What deleting the hand-rolled parse at ``span`` removes: its ``if isinstance(x, str)`` guard, its line
+        (or its statement, on a line of several), or the call itself (replaced by its argument, whitespace
+        stripping and all); None when the parsing does more than that."""
         call = self.node_at(span, cst.Call)
         if call is None or len([arg for arg in call.args if arg.keyword is None]) != 1 or call.args[0].star:
             return None
-        argument = call.args[0].value
+        argument = syn.whitespace_stripped(call.args[0].value)
         assign = self.parent(call)
         if isinstance(assign, cst.Assign) and _assigns_to_itself(assign, argument):
             line = self.parent(assign)
-            guard = self.parent(self.parent(line)) if line is not None else None  # If <- IndentedBlock <- line
+            if not isinstance(line, cst.SimpleStatementLine):
+                return None
+            if len(line.body) > 1:
+                return assign
+            guard = self.parent(self.parent(line))  # If <- IndentedBlock <- line
             if isinstance(guard, cst.If) and _only_parses(guard, line, argument):
                 return guard
-            return line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            return line
         return call if _is_parameter_read(argument) else None
+
+    def string_guarded(self, span: Span) -> bool:
+        """Whether the string use at ``span`` (a :class:`~dispatchlint.analysis.facts.StringUse`) runs only when
+        what it uses is a string: under ``isinstance(x, str)`` (an ``if``, a conditional expression, an ``and``),
+        in the ``else`` of ``not isinstance(x, str)``, or after ``if not isinstance(x, str): return ...``."""
+        use = self._exactly_at(span)
+        used = _string_used(use) if use is not None else None
+        if use is None or used is None:
+            return False
+        text = _code(used)
+        child: cst.CSTNode = use
+        parent = self.parent(child)
+        while parent is not None:
+            if _guards(parent, child, text):
+                return True
+            if isinstance(parent, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
+                before = parent.body[: next(i for i, statement in enumerate(parent.body) if statement is child)]
+                if any(_exits_unless_string(statement, text) for statement in before):
+                    return True
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            child, parent = parent, self.parent(parent)
+        return False
+
+    def _exactly_at(self, span: Span) -> Optional[cst.CSTNode]:
+        for node in self._starts.get((span.line, span.column), []):
+            end = self.positions[node].end
+            if (end.line, end.column + 1) == (span.end_line, span.end_column):
+                return node
+        return None
 
 
 def module_shapes(facts: ModuleFacts, nodes: Nodes) -> Dict[str, object]:
@@ -153,6 +188,8 @@ def module_shapes(facts: ModuleFacts, nodes: Nodes) -> Dict[str, object]:
             edit = ParseEdit.DELETE_GUARD
         elif isinstance(node, cst.SimpleStatementLine):
             edit = ParseEdit.DELETE_LINE
+        elif isinstance(node, cst.Assign):
+            edit = ParseEdit.DELETE_STATEMENT
         elif isinstance(node, cst.Call):
             edit = ParseEdit.UNWRAP
         parses.append((parse.span, edit))
@@ -286,6 +323,74 @@ def _mappings_read_by_arms(chain: cst.If) -> Set[str]:
 
 
 # ---------------------------------------------------------------------------------------------- parses
+
+
+def _string_used(use: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """What a string use uses: the receiver of a string method, the sliced value, or what a parse parses."""
+    if isinstance(use, cst.Subscript):
+        return use.value
+    if not isinstance(use, cst.Call):
+        return None
+    if isinstance(use.func, cst.Attribute) and use.func.attr.value in syn.STRING_METHODS:
+        return use.func.value
+    return syn.whitespace_stripped(use.args[0].value) if use.args else None
+
+
+def _string_test(test: cst.BaseExpression, text: str) -> int:
+    """1: ``test`` holds only when the expression ``text`` is a string (``isinstance(x, str)``, ``type(x) is
+    str``); -1: only when it is not (``not isinstance(x, str)``); 0: neither."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return -_string_test(test.expression, text)
+    checked: Optional[cst.BaseExpression] = None
+    kinds: Optional[cst.BaseExpression] = None
+    if isinstance(test, cst.Call) and syn.dotted_name(test.func) == "isinstance" and len(test.args) == 2:
+        checked, kinds = test.args[0].value, test.args[1].value
+    elif (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal))
+        and isinstance(test.left, cst.Call)
+        and syn.dotted_name(test.left.func) == "type"
+        and len(test.left.args) == 1
+    ):
+        checked, kinds = test.left.args[0].value, test.comparisons[0].comparator
+    if checked is None or kinds is None:
+        return 0
+    names = (
+        [syn.dotted_name(element.value) for element in kinds.elements]
+        if isinstance(kinds, cst.Tuple)
+        else [syn.dotted_name(kinds)]
+    )
+    is_string = "str" in names and set(names) <= {"str", "bytes"}
+    return int(is_string and _code(checked) == text)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _guards(parent: cst.CSTNode, child: cst.CSTNode, text: str) -> bool:
+    """``child`` runs only where ``text`` is a string, by the test of ``parent``."""
+    if isinstance(parent, (cst.If, cst.IfExp)):
+        sign = _string_test(parent.test, text)
+        return (sign == 1 and child is parent.body) or (sign == -1 and child is parent.orelse)
+    if isinstance(parent, cst.BooleanOperation) and child is parent.right:
+        sign = _string_test(parent.left, text)
+        return (sign == 1 and isinstance(parent.operator, cst.And)) or (
+            sign == -1 and isinstance(parent.operator, cst.Or)
+        )
+    return False
+
+
+def _exits_unless_string(statement: cst.CSTNode, text: str) -> bool:
+    """``if not isinstance(x, str): return x`` (or raise, continue, break): what follows sees only strings."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None or _string_test(statement.test, text) != -1:
+        return False
+    body = statement.body.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
 def _assigns_to_itself(assign: cst.Assign, argument: cst.BaseExpression) -> bool:

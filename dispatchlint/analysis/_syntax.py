@@ -89,6 +89,32 @@ def subscript_index(node: cst.Subscript) -> Optional[cst.BaseExpression]:
     return element.value if isinstance(element, cst.Index) else None
 
 
+#: Methods only strings have: called on a parameter, they take it for a string (an array or a number a gate
+#: makes of it has none of them). ``count`` and ``index``, which lists have too, are not among them.
+STRING_METHODS = frozenset(
+    (
+        "capitalize casefold center encode endswith expandtabs find format format_map isalnum isalpha isascii "
+        "isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper join ljust lower "
+        "lstrip partition removeprefix removesuffix replace rfind rindex rjust rpartition rsplit rstrip split "
+        "splitlines startswith strip swapcase title translate upper zfill"
+    ).split()
+)
+#: What a parse of a parameter may strip first: JSON and Python literals ignore the whitespace anyway.
+_WHITESPACE_STRIPS = ("strip", "lstrip", "rstrip")
+
+
+def whitespace_stripped(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``node`` strips the whitespace of (``steps`` for ``steps.strip()``), else ``node`` itself."""
+    while (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _WHITESPACE_STRIPS
+    ):
+        node = node.func.value
+    return node
+
+
 def get_call(node: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
     """``(mapping, key)`` for ``mapping.get(key, ...)``."""
     if (

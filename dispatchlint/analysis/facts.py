@@ -299,11 +299,42 @@ class NameChain:
 
 @dataclass(frozen=True)
 class JsonParse:
-    """``json.loads``/``ast.literal_eval`` of a parameter (or ``args["p"]``) inside ``function``."""
+    """``json.loads``/``ast.literal_eval`` of a parameter (or ``args["p"]``, or either with its whitespace
+    stripped: ``json.loads(steps.strip())``) inside ``function``."""
 
     function: str
     parameter: str
     parser: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class StringUse:
+    """A use of a parameter (or ``args["p"]``) inside ``function`` that takes it for a string and would fail, or
+    do something else, on the array, number or mapping a gate makes of it: a parse (``json.loads``), a method only
+    strings have (``.strip()``, ``.encode()``, ``.split()``), a slice. Uses under ``isinstance(x, str)``, which
+    handle both, are not recorded."""
+
+    function: str
+    parameter: str
+    #: What the use does, as a message shows it (``json.loads``, ``.strip()``, ``a slice``).
+    operation: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class IdentityRead:
+    """A read of what a callable is, rather than a call of it, inside ``function``: its code
+    (``fn.__code__.co_varnames``), its defaults, its source, its argument spec, its identity (``fn is other``,
+    ``id(fn)``). Of a value taken from a table (``table``, as written) or of a parameter (``parameter``): a wrapper
+    put in the table is another object, with other code (``inspect.signature``, which follows ``__wrapped__``, and
+    ``__name__``, which ``functools.wraps`` copies, read the same)."""
+
+    function: str
+    table: str
+    parameter: str
+    #: What is read, as a message shows it (```__code__```, ```inspect.getfullargspec```, ```is```).
+    read: str
     span: Span
 
 
@@ -435,6 +466,8 @@ class ParseEdit(str, Enum):
     DELETE_GUARD = "delete guard"
     #: Delete the line ``x = json.loads(x)``.
     DELETE_LINE = "delete line"
+    #: Delete ``x = json.loads(x)`` from a line of several statements (``x = json.loads(x); ctx.turn += 1``).
+    DELETE_STATEMENT = "delete statement"
     #: ``json.loads(args["p"])`` becomes ``args["p"]``.
     UNWRAP = "unwrap"
     #: The parsing does more than turn a JSON string into the value.
@@ -504,6 +537,8 @@ class ModuleFacts:
     calls: Tuple[Call, ...] = ()
     chains: Tuple[NameChain, ...] = ()
     json_parses: Tuple[JsonParse, ...] = ()
+    string_uses: Tuple[StringUse, ...] = ()
+    identity_reads: Tuple[IdentityRead, ...] = ()
     schemas: Tuple[SchemaDef, ...] = ()
     suppressions: Tuple[Suppression, ...] = ()
     #: Callables handed to a model call's ``tools=[...]`` (``(function the call is in, reference)``): the

@@ -60,7 +60,9 @@ from dispatchlint.analysis.facts import (
     SchemaDef,
     Shapes,
     Signature,
+    IdentityRead,
     SiteKind,
+    StringUse,
     Span,
     Suppression,
     StoredValue,
@@ -74,6 +76,17 @@ from dispatchlint.analysis.facts import (
 
 #: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
 _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "json5.loads", "ast.literal_eval"}
+#: Attributes of a function that a wrapper does not share with it (``functools.wraps`` copies the others).
+_CODE_ATTRIBUTES = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__", "__func__"))
+#: Functions that read a callable's code or identity rather than call it (``inspect.signature`` follows
+#: ``__wrapped__`` unless told not to: see ``_identity_reads``).
+_CODE_READERS = frozenset(
+    (
+        "id inspect.getfullargspec inspect.getargspec inspect.getsource inspect.getsourcelines inspect.getsourcefile "
+        "inspect.getfile inspect.getclosurevars inspect.getcallargs"
+    ).split()
+)
+_CONSTANTS = frozenset(("None", "True", "False", "NotImplemented", "Ellipsis"))
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 _MAX_FLOW_DEPTH = 6
@@ -192,9 +205,11 @@ def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> 
             indexer.run()
             facts = indexer.facts(find_suppressions(source.decode(tree.encoding, errors="replace")))
             shapes = replace(facts.shapes, top_level_names=tuple(sorted(shp.top_level_names(tree))))
-            if facts.dispatches or facts.chains or facts.json_parses:
+            if facts.dispatches or facts.chains or facts.json_parses or facts.string_uses:
                 nodes = shp.Nodes(tree, code_ranges)
                 shapes = replace(shapes, **shp.module_shapes(facts, nodes))  # type: ignore[arg-type]
+                unguarded = tuple(use for use in facts.string_uses if not nodes.string_guarded(use.span))
+                facts = replace(facts, string_uses=unguarded)
             return replace(facts, shapes=shapes)
     except Exception as error:  # noqa: BLE001 - reported per file, the other files are still analysed
         raise IndexFailure("indexing", error) from error
@@ -228,6 +243,8 @@ class _ModuleIndexer:
         self.calls: List[Call] = []
         self.chains: List[NameChain] = []
         self.json_parses: List[JsonParse] = []
+        self.string_uses: Dict[Span, StringUse] = {}
+        self.identity_reads: Dict[Span, IdentityRead] = {}
         self.schemas: List[SchemaDef] = []
         self.offered_tools: List[Tuple[str, str]] = []
         self.chain_members: Set[cst.If] = set()
@@ -274,6 +291,8 @@ class _ModuleIndexer:
             calls=tuple(self.calls),
             chains=tuple(self._chains_with_closures()),
             json_parses=tuple(self.json_parses),
+            string_uses=tuple(self.string_uses.values()),
+            identity_reads=tuple(self.identity_reads.values()),
             schemas=tuple(self.schemas),
             suppressions=suppressions,
             offered_tools=tuple(self.offered_tools),
@@ -958,6 +977,63 @@ class _ModuleIndexer:
         for node in syn.walk(expression):
             if isinstance(node, cst.NamedExpr):
                 self._assign(node.target, node.value, scope, node)
+            elif scope.kind == "function":
+                self._string_use(node, scope)
+                self._identity_reads(node, scope)
+
+    def _identity_reads(self, node: cst.CSTNode, scope: _Scope) -> None:
+        """``fn.__code__``, ``inspect.getfullargspec(fn)``, ``fn is other``: of a value taken from a table, or of a
+        parameter (which its callers may hand a table's value)."""
+        read: List[Tuple[cst.BaseExpression, str]] = []
+        if isinstance(node, cst.Attribute) and node.attr.value in _CODE_ATTRIBUTES:
+            read.append((node.value, f"`{node.attr.value}`"))
+        elif isinstance(node, cst.Call) and node.args and not node.args[0].star:
+            callee = self.resolve_local(syn.dotted_name(node.func) or "")
+            unwrapped = any(
+                arg.keyword is not None and arg.keyword.value == "follow_wrapped" for arg in node.args
+            )  # inspect.signature(fn, follow_wrapped=False): the wrapper's own
+            if callee in _CODE_READERS or (callee == "inspect.signature" and unwrapped):
+                read.append((node.args[0].value, f"`{callee}`"))
+        elif isinstance(node, cst.Comparison):
+            operands = [node.left, *(target.comparator for target in node.comparisons)]
+            constant = any(isinstance(operand, cst.Name) and operand.value in _CONSTANTS for operand in operands)
+            if not constant and any(isinstance(target.operator, (cst.Is, cst.IsNot)) for target in node.comparisons):
+                read.extend((operand, "`is`") for operand in operands)  # ``fn is None`` holds for a wrapper too
+        for value, what in read:
+            table, parameter = self._callable_origin(value, scope)
+            if table or parameter:
+                span = self.span(node)
+                self.identity_reads.setdefault(span, IdentityRead(scope.qualname, table, parameter, what, span))
+
+    def _callable_origin(self, value: cst.BaseExpression, scope: _Scope) -> Tuple[str, str]:
+        """``(table, "")`` for a value looked up in a table (``fn`` of ``fn = TOOLS[name]``, ``TOOLS[name]``,
+        ``TOOLS.get(name)``), ``("", name)`` for a parameter of the function, else ``("", "")``."""
+        if isinstance(value, cst.Name):
+            held = scope.callables.get(value.value)
+            if held is not None and held.table:
+                return held.table, ""
+            flow = scope.env.get(value.value)
+            if isinstance(flow, Param) and flow.function == scope.qualname and flow.name == value.value:
+                return "", value.value
+            return "", ""
+        pair = syn.get_call(value)
+        mapping = value.value if isinstance(value, cst.Subscript) else pair[0] if pair is not None else None
+        table = syn.dotted_name(mapping) if mapping is not None else None
+        return (table or "", "")
+
+    def _string_use(self, node: cst.CSTNode, scope: _Scope) -> None:
+        """``steps.strip()`` or ``args["steps"][1:]``: a parameter taken for a string (parses: see ``_call``)."""
+        used: Optional[cst.BaseExpression] = None
+        operation = ""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in syn.STRING_METHODS:
+                used, operation = node.func.value, f"`.{node.func.attr.value}()`"
+        elif isinstance(node, cst.Subscript) and any(isinstance(item.slice, cst.Slice) for item in node.slice):
+            used, operation = node.value, "a slice"
+        piece = self._param_piece(used, scope) if used is not None else None
+        if piece is not None:
+            span = self.span(node)
+            self.string_uses.setdefault(span, StringUse(scope.qualname, piece, operation, span))
 
     def _offered_tools(self, call: cst.Call, function: str) -> None:
         """The callables a call offers the model as tools (``tools=[add_two_numbers, get_weather]``, directly or
@@ -1025,10 +1101,12 @@ class _ModuleIndexer:
             )
         )
         if self.resolve_local(callee) in _JSON_PARSERS and call.args and scope.kind == "function":
-            piece = self._param_piece(call.args[0].value, scope)
+            piece = self._param_piece(syn.whitespace_stripped(call.args[0].value), scope)
             if piece is not None:
                 parser = self.resolve_local(callee)
-                self.json_parses.append(JsonParse(function, piece, parser, self.span(call)))
+                span = self.span(call)
+                self.json_parses.append(JsonParse(function, piece, parser, span))
+                self.string_uses[span] = StringUse(function, piece, f"`{parser}`", span)
 
     def _dispatch(self, call: cst.Call, scope: _Scope, function: str) -> None:
         source = self._callable_source(call.func, scope)

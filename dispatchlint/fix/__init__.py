@@ -10,8 +10,9 @@ The pipeline, one small module each:
   in the module's own style;
 - ``_plan``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
 - ``_run``: from the findings a run chose to the new contents (the only place files are parsed);
-  ``_write``: all-or-none atomic replacement; ``_lock``: one ``--fix`` of a project at a time; ``_diff``:
-  ``--diff`` output; ``_hunks``: a fix as text edits, for the machine formats.
+  ``_write``: all-or-none atomic replacement; ``_journal``: what makes it all or none when the process is killed;
+  ``_lock``: one ``--fix`` of a project at a time; ``_diff``: ``--diff`` output; ``_hunks``: a fix as text
+  edits, for the machine formats.
 """
 
 import importlib
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from dispatchlint.fix._diff import render_diff
 from dispatchlint.fix._errors import FixError
+from dispatchlint.fix._journal import JOURNAL_NAME
 from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
-from dispatchlint.fix._write import write_all
+from dispatchlint.fix._write import recover_interrupted, stopping_rolls_back, write_all
 
 if TYPE_CHECKING:
     from dispatchlint.fix._fixable import Decision, Fixability
@@ -49,12 +51,15 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Decision",
     "FixError",
+    "JOURNAL_NAME",
     "FixOutcome",
     "Fixability",
     "fix_lock",
     "FixPreview",
     "plan_fixes",
+    "recover_interrupted",
     "render_diff",
+    "stopping_rolls_back",
     "text_edits",
     "write_all",
 ]

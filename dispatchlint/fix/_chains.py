@@ -28,6 +28,8 @@ class ChainFix:
     args: str
     #: The gate's module imports the chain's module: import the gate where the chain runs.
     lazy: bool
+    #: Why coercing ahead changes what an arm does beyond repairing its arguments ('' when it does not).
+    unsafe: str = ""
 
     @property
     def label(self) -> str:

@@ -53,7 +53,7 @@ class Context:
         return self._modules.get(path)
 
     def import_graph(self) -> Dict[str, Set[str]]:
-        """Project module -> the project modules loading it loads first (its imports and its packages)."""
+        """Project module -> the project modules it imports (loading it also loads its packages first)."""
         if self._import_graph is None:
             names = self.project.graph.module_names
             graph: Dict[str, Set[str]] = {}
@@ -66,9 +66,6 @@ class Context:
                         if prefix in names:
                             edges.add(prefix)
                             break
-                parts = module.module.split(".")
-                for depth in range(1, len(parts)):  # importing a submodule runs its packages' __init__ first
-                    edges.add(".".join(parts[:depth]))
             self._import_graph = graph
         return self._import_graph
 

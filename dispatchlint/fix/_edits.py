@@ -6,7 +6,7 @@ found by the positions the facts recorded. ``_plan`` applies every file's edits 
 
 from __future__ import annotations
 
-from typing import List, Tuple, Union
+from typing import List, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -17,13 +17,15 @@ from dispatchlint.fix._chains import ChainFix
 from dispatchlint.fix._parses import ParseFix
 from dispatchlint.fix._plan import FilePlan, ProjectPlan
 from dispatchlint.fix._reorder import ReorderFix
+from dispatchlint.fix._retarget import Reader, RetargetFix
 from dispatchlint.fix._source import FixError, SourceFile, Statement
 from dispatchlint.fix._tables import Fill, TableFix
 from dispatchlint.fix._wrapping import WRAP_TABLE, GateWrapping, RuntimeWrapping, Wrapping
 from dispatchlint.runtime import contract
 
-Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix]
+Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix, RetargetFix]
 _VALUE = "__dispatchlint_value__"
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 def apply_fix(plan: ProjectPlan, fix: Fix) -> None:
@@ -34,6 +36,8 @@ def apply_fix(plan: ProjectPlan, fix: Fix) -> None:
         _apply_chain(plan, fix)
     elif isinstance(fix, ParseFix):
         _apply_parse(plan, fix)
+    elif isinstance(fix, RetargetFix):
+        _apply_retarget(plan, fix)
     else:
         _apply_reorder(plan, fix)
 
@@ -168,6 +172,67 @@ def _comma() -> cst.Comma:
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
+# ---------------------------------------------------------------------------------------------- readers of a raw table
+
+
+def _apply_retarget(plan: ProjectPlan, fix: RetargetFix) -> None:
+    raw, wrapped = fix.raw.definition.name, fix.wrapped.definition.name
+    imports_renamed = set()
+    for reader in fix.readers:
+        file = plan.file(reader.module)
+        if "." in reader.written:  # builtin._RAW_TOOLS: the module's attribute, in the reader
+            for attribute in _nodes_in(file, reader, cst.Attribute):
+                if attribute.attr.value == raw and syn.dotted_name(attribute) == reader.written:
+                    file.replace(attribute.attr, lambda updated: cst.Name(wrapped))
+        elif reader.module is fix.raw.module:  # the table's own module: the reads in the reader
+            for name in _nodes_in(file, reader, cst.Name):
+                if name.value == raw and _is_reference(file.source, name):
+                    file.replace(name, lambda updated: cst.Name(wrapped))
+        elif reader.module.path not in imports_renamed:  # the module imports the wrapped table instead
+            imports_renamed.add(reader.module.path)
+            _import_instead(file, fix, reader.written)
+        where = f"in `{reader.function.name}`"
+        file.note(f"read `{wrapped}` (which wraps `{raw}`) {where}")
+
+
+def _nodes_in(file: FilePlan, reader: Reader, kind: Type[_Node]) -> List[_Node]:
+    name = file.source.node_at(reader.function.span, cst.Name)
+    function = file.source.parent(name)
+    if not isinstance(function, cst.FunctionDef):
+        raise FixError(f"{file.source.relative}:{reader.function.span.line}: cannot find `{reader.function.name}`")
+    return [node for node in syn.walk(function) if isinstance(node, kind)]
+
+
+def _import_instead(file: FilePlan, fix: RetargetFix, local: str) -> None:
+    """``from .tools import _RAW_TOOLS`` becomes ``from .tools import TOOLS``, and the module's reads of
+    ``_RAW_TOOLS`` read ``TOOLS`` (with ``as NAME``, the reads stay: ``NAME`` names the wrapped table)."""
+    raw, wrapped = fix.raw.definition.name, fix.wrapped.definition.name
+    found = False
+    for node in syn.walk(file.tree):
+        if not isinstance(node, cst.ImportAlias) or not isinstance(node.name, cst.Name) or node.name.value != raw:
+            continue
+        bound = node.asname.name.value if node.asname is not None and isinstance(node.asname.name, cst.Name) else raw
+        if bound == local:
+            found = True
+            file.replace(node.name, lambda updated: cst.Name(wrapped))
+    if not found:
+        raise FixError(f"{file.source.relative}: cannot find the import of `{raw}`")
+    if local == raw:
+        for node in syn.walk(file.tree):
+            if isinstance(node, cst.Name) and node.value == raw and _is_reference(file.source, node):
+                file.replace(node, lambda updated: cst.Name(wrapped))
+
+
+def _is_reference(source: SourceFile, node: cst.Name) -> bool:
+    """A read or write of the name itself: not an attribute's name, a keyword, or an imported name."""
+    parent = source.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(parent, (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param))
+
+
 # ---------------------------------------------------------------------------------------------- chains
 
 
@@ -202,7 +267,7 @@ def _apply_parse(plan: ProjectPlan, fix: ParseFix) -> None:
     if node is None:
         raise FixError(f"{file.source.relative}:{fix.parse.span.line}: cannot find the parsing to delete")
     if isinstance(node, cst.Call):
-        argument = node.args[0].value
+        argument = syn.whitespace_stripped(node.args[0].value)  # the gate parses what JSON would strip
         file.replace(node, lambda updated: argument.deep_clone())
         verb = "unwrap"
     else:

@@ -13,16 +13,17 @@ Two shapes are rewritten: the whole ``if isinstance(x, str): x = parse(x)`` stat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Set, Tuple, Union
+from typing import Callable, List, Optional, Set, Tuple, Union
 
 from dispatchlint.analysis.facts import JsonParse, ModuleFacts, ParseEdit
 from dispatchlint.analysis.link import GATED, RAW, RAW_WEAK, LinkedTable, Project
 from dispatchlint.fix._context import Context
+from dispatchlint.fix._retarget import RetargetFix
 from dispatchlint.fix._tables import TableFix
 
 _PARSED_KINDS = {"array", "object"}
-#: The wrap fix of a table (or why there is none), shared with the DL101 decisions.
-TableFixer = Callable[[LinkedTable], Union["TableFix", str]]
+#: The fix that guards a table's readers (or why there is none), shared with the DL101 decisions.
+TableFixer = Callable[[LinkedTable], Union["TableFix", "RetargetFix", str]]
 
 
 @dataclass(frozen=True)
@@ -32,19 +33,25 @@ class ParseFix:
     #: Delete the parsing statement, or replace the parsing call by its argument.
     edit: ParseEdit
     #: Wraps this deletion depends on (a table read raw today).
-    requires: Tuple[TableFix, ...]
+    requires: Tuple[Union[TableFix, RetargetFix], ...]
 
 
 def parse_fix(
-    context: Context, module: ModuleFacts, parse: JsonParse, tools: Set[str], fixer: TableFixer
+    context: Context,
+    module: ModuleFacts,
+    parse: JsonParse,
+    tools: Set[str],
+    fixer: TableFixer,
+    wrapping: Optional[LinkedTable] = None,
 ) -> Union[ParseFix, str]:
-    """The deletion for one hand-rolled parse of ``tools``' parameter, or why the parsing must stay."""
+    """The deletion for one hand-rolled parse of ``tools``' parameter, or why the parsing must stay; ``wrapping``:
+    a table whose wrap is being decided, which takes the deletion along (so it needs no fix of its own)."""
     project = context.project
     declared = _declared(project, module, tools, parse.parameter)
     if declared:
         return declared
     qualified = f"{module.module}.{parse.function}"
-    requires = _guarded_after_fix(project, qualified, fixer)
+    requires = _guarded_after_fix(project, qualified, fixer, wrapping)
     if isinstance(requires, str):
         return requires
     edit = context.shapes(module).parses.get(parse.span, ParseEdit.NONE)
@@ -71,7 +78,9 @@ def _declared(project: Project, module: ModuleFacts, tools: Set[str], parameter:
     return ""
 
 
-def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Union[Tuple[TableFix, ...], str]:
+def _guarded_after_fix(
+    project: Project, executor: str, fixer: TableFixer, wrapping: Optional[LinkedTable]
+) -> Union[Tuple[Union[TableFix, RetargetFix], ...], str]:
     found = project.graph.function(executor)
     if found is not None:
         for module, call in project.graph.callers(executor, found[1]):
@@ -79,15 +88,15 @@ def _guarded_after_fix(project: Project, executor: str, fixer: TableFixer) -> Un
             verdicts = {project.taint.evaluate(flow, module, call.function) for flow in flows}
             if GATED not in verdicts or verdicts & {RAW, RAW_WEAK}:
                 return f"`{found[1].name}` is also called directly ({module.path}:{call.span.line})"
-    requires: List[TableFix] = []
+    requires: List[Union[TableFix, RetargetFix]] = []
     for table in project.catalog.tables.values():
-        if not any(executor in entry.executors for entry in table.entries) or table.wrapped:
+        if not any(executor in entry.executors for entry in table.entries) or table.wrapped or table is wrapping:
             continue
         sites = [site for site in project.dispatches.sites_of(table) if site.tool_like]
         if all(site.verdict == GATED for site in sites):
             continue
         fix = fixer(table)
-        if not isinstance(fix, TableFix):
+        if isinstance(fix, str):
             return f"`{table.display_name}` is read with raw arguments and cannot be wrapped: {fix}"
         requires.append(fix)
     return tuple(requires)

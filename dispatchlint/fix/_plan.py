@@ -19,7 +19,15 @@ from dispatchlint.analysis.link import Project
 from dispatchlint.fix import _codegen
 from dispatchlint.fix._imports import add_import, drop_unused_import, import_source
 from dispatchlint.fix._source import FixError, SourceFile, Sources, Statement, check_module
-from dispatchlint.fix._wrapping import COERCED, GateWrapping, Import, RuntimeWrapping, Wrapping, local_name_of
+from dispatchlint.fix._wrapping import (
+    COERCED,
+    RUNTIME,
+    GateWrapping,
+    Import,
+    RuntimeWrapping,
+    Wrapping,
+    local_name_of,
+)
 
 Built = Union[cst.CSTNode, "cst.FlattenSentinel[cst.CSTNode]", cst.RemovalSentinel]
 Builder = Callable[[cst.CSTNode], Built]
@@ -107,6 +115,11 @@ class FilePlan:
             self._imports.append(wanted)
             self._names().add(local)
         return local
+
+    @property
+    def imports_runtime(self) -> bool:
+        """The edits import ``dispatchlint.runtime`` into this file: a dependency the project must declare."""
+        return any(wanted.module == RUNTIME for wanted in self._imports)
 
     def drop_if_unused(self, module: str) -> None:
         self._maybe_unused.add(module)

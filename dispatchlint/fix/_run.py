@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Sequence, Set, Tuple, Union
 
 from dispatchlint.findings import Finding, FixSubject
+from dispatchlint.fix._dependency import runtime_dependency
 from dispatchlint.fix._edits import apply_fix
 from dispatchlint.fix._fixable import Fix, Fixability
 from dispatchlint.fix._parses import ParseFix
 from dispatchlint.fix._plan import ProjectPlan
+from dispatchlint.fix._tables import TableFix
 from dispatchlint.fix._source import FixError, Sources
 
 
@@ -28,11 +30,14 @@ class FixOutcome:
     changes: Dict[Path, Tuple[bytes, bytes]]
     #: Absolute path -> one line per kind of rewrite in that file.
     notes: Dict[Path, List[str]]
+    #: What the user must do by hand (declare the dependency the fix created, where the project keeps none).
+    advice: List[str]
 
 
-def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding]) -> FixOutcome:
-    """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot."""
-    return _plan(fixability, root, _subjects(findings), Sources(root, fixability.contents))
+def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding], unsafe: bool) -> FixOutcome:
+    """Rewrite the project under ``root`` so that ``findings`` are fixed; raise ``FixError`` if it cannot.
+    ``unsafe``: apply unsafe fixes the findings take along too (another table one call reads)."""
+    return _plan(fixability, root, _subjects(findings), Sources(root, fixability.contents), unsafe)
 
 
 class FixPreview:
@@ -51,7 +56,7 @@ class FixPreview:
         outcome = self._planned.get(subjects)
         if outcome is None:
             try:
-                outcome = _plan(self._fixability, self._root, subjects, self._sources)
+                outcome = _plan(self._fixability, self._root, subjects, self._sources, unsafe=True)
             except FixError as error:
                 outcome = error
             self._planned[subjects] = outcome
@@ -69,17 +74,20 @@ def _subjects(findings: Sequence[Finding]) -> FrozenSet[FixSubject]:
     )
 
 
-def _plan(fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources) -> FixOutcome:
+def _plan(
+    fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources, unsafe: bool
+) -> FixOutcome:
     fixes = []
     for subject in sorted(subjects, key=fixability.rank):
-        fix = fixability.decide(subject).fix
-        if fix is not None:
-            fixes.append(fix)
+        decision = fixability.decide(subject)
+        if decision.fix is not None and (unsafe or not decision.unsafe):
+            fixes.append(decision.fix)
     plan = ProjectPlan(fixability.project, sources)
-    applied: List[Fix] = []
+    applied: Set[Tuple[str, object]] = set()
     for fix in _with_requirements(fixes):
-        if not any(fix is done for done in applied):
-            applied.append(fix)
+        key = _key(fix)
+        if key not in applied:
+            applied.add(key)
             try:
                 apply_fix(plan, fix)
             except FixError:
@@ -90,14 +98,33 @@ def _plan(fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], s
                     f"({type(error).__name__}: {error}); no file was changed; please report it"
                 ) from error
     rendered = plan.render()
-    return FixOutcome(
-        {root / path: contents for path, contents in rendered.items()},
-        {root / path: plan.files[path].notes for path in rendered},
-    )
+    changes = {root / path: contents for path, contents in rendered.items()}
+    notes = {root / path: plan.files[path].notes for path in rendered}
+    advice = []
+    if any(plan.files[path].imports_runtime for path in rendered):
+        dependency = runtime_dependency(root, sources.contents)
+        if dependency is not None and dependency.path is not None:
+            changes[dependency.path] = (dependency.old, dependency.new)
+            notes[dependency.path] = [dependency.note]
+        elif dependency is not None:
+            advice.append(dependency.note)
+    return FixOutcome(changes, notes, advice)
 
 
 def _with_requirements(fixes: Sequence[Fix]) -> Iterator[Fix]:
+    """Each fix after the ones it needs: a deletion after the wraps it needs, a wrap after the deletions it takes
+    along (and theirs)."""
     for fix in fixes:
         if isinstance(fix, ParseFix):
-            yield from fix.requires
+            yield from _with_requirements(fix.requires)
+        elif isinstance(fix, TableFix):
+            yield from _with_requirements(fix.deletes)
         yield fix
+
+
+def _key(fix: Fix) -> Tuple[str, object]:
+    """What identifies a fix however many decisions hold it: a parse by its place (a wrap deleting it and its own
+    finding's fix are one deletion), any other fix by itself."""
+    if isinstance(fix, ParseFix):
+        return ("parse", (fix.module.path, fix.parse.span))
+    return ("fix", id(fix))

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterable, Tuple, Union
 
 from dispatchlint.analysis.facts import Definition, FillNode, ModuleFacts, TableFill
 from dispatchlint.analysis.link import GATED, LinkedTable
@@ -27,6 +27,9 @@ from dispatchlint.fix._wrapping import (
     gate_wrapping,
     runtime_wrapping,
 )
+
+if TYPE_CHECKING:
+    from dispatchlint.fix._parses import ParseFix
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class TableFix:
     wrappings: Tuple[Tuple[str, Wrapping], ...]
     at_definition: bool
     fills: Tuple[Fill, ...]
+    #: Hand-rolled parses the wrap makes wrong, deleted with it (``_effects``).
+    deletes: Tuple["ParseFix", ...] = ()
+    #: Why the wrap changes what some tool does beyond repairing its arguments ('' when it does not).
+    unsafe: str = ""
 
     def wrapping(self, module: ModuleFacts) -> Wrapping:
         return dict(self.wrappings)[module.module]

@@ -13,7 +13,7 @@ wrapper then imports the gate when it runs, not when the module loads.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from dispatchlint.analysis._names import ARGS_NAMES
 from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
@@ -37,19 +37,33 @@ class Import:
 
 
 def imports_module(context: Context, importer: str, imported: str) -> bool:
-    """Whether loading ``importer`` loads ``imported`` (through any chain of project imports)."""
-    graph = context.import_graph()
-    seen: Set[str] = set()
-    stack = [importer]
+    """Whether running ``importer``'s body loads ``imported`` (through any chain of project imports), so that
+    ``imported`` importing a name of ``importer`` at its top would find ``importer`` half-initialised.
+
+    ``importer``'s own packages are not part of its body: Python runs their ``__init__`` before that body starts
+    and finds them in ``sys.modules`` from then on (a schema module that imports nothing, in a package whose
+    ``__init__`` imports the tools, is no cycle). Every other module it loads loads its packages first.
+    """
+    imports = context.import_graph()
+    loaded_before = set(_packages_of(importer))
+    seen = {importer}
+    stack = list(imports.get(importer, ()))
     while stack:
         current = stack.pop()
         if current == imported:
             return True
-        if current in seen:
+        if current in seen or current in loaded_before:
             continue
         seen.add(current)
-        stack.extend(graph.get(current, ()))
+        stack.extend(imports.get(current, ()))
+        stack.extend(_packages_of(current))
     return False
+
+
+def _packages_of(module: str) -> List[str]:
+    """``a.b.c`` -> ``a``, ``a.b``: what importing the module runs first."""
+    parts = module.split(".")
+    return [".".join(parts[:depth]) for depth in range(1, len(parts))]
 
 
 def local_name_of(facts: ModuleFacts, wanted: Import) -> Optional[str]:

@@ -11,6 +11,10 @@ What the project links stays linked: a symbolic link is written through, to the 
 many links name it); a file with hard links, or whose owner a new file could not be given, is rewritten in place
 (the same inode, so every link and the owner stay), which is the one case a kill can leave half-written.
 
+Across files, a kill between two replacements is covered by a journal (``_journal``): the original bytes are on
+disk before the first file is replaced, and the next run puts them back. An interrupt (Ctrl-C, or a SIGTERM or
+SIGHUP, which raise one while the files are written) rolls back at once, like a failed replacement.
+
 A read-only file is not rewritten: read-only says "do not edit" (generated code, a vendored copy, a checkout
 that wants files opened for edit first), and since the fix is all or none, nothing is written at all. The
 failure names the file.
@@ -19,12 +23,17 @@ failure names the file.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Tuple
+from types import FrameType
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from dispatchlint.fix import _journal
 from dispatchlint.fix._errors import FixError
 
 
@@ -39,24 +48,123 @@ class _Target:
     new: bytes
 
 
-def write_all(changes: Mapping[Path, Tuple[bytes, bytes]]) -> None:
-    """Replace every file with its new bytes, or leave every file as it was and raise :class:`FixError`."""
+def write_all(changes: Mapping[Path, Tuple[bytes, bytes]], journal_folders: Sequence[Path] = ()) -> None:
+    """Replace every file with its new bytes, or leave every file as it was and raise :class:`FixError`.
+
+    ``journal_folders``: the roots of the projects fixed, where the journal that makes a killed fix recoverable
+    is kept while the files are written (none: a kill between two replacements leaves the first replaced).
+    """
     targets = _targets(changes)
     for target in targets:
         _check_writable(target)
+    journaled = [_journal.Journaled(t.real, t.old, _journal.digest(t.new)) for t in targets]
     done: List[_Target] = []
-    for target in targets:
+    with _INTERRUPTS.writing():
+        journals = _journal.begin(journal_folders, journaled) if len(targets) > 1 else []
         try:
-            _check_unchanged(target)
-            replace_atomically(target.real, target.new)
-        except (OSError, FixError) as error:
+            for target in targets:
+                _INTERRUPTS.check()
+                _check_unchanged(target)
+                replace_atomically(target.real, target.new)
+                done.append(target)
+        except (OSError, FixError, KeyboardInterrupt) as error:
             failed = _rollback(done)
-            detail = f"; could not restore {', '.join(str(t.named) for t in failed)}" if failed else ""
-            if isinstance(error, FixError):
-                raise FixError(f"{error}{detail or '; no file was changed'}") from error
-            reason = error.strerror or str(error)
-            raise FixError(f"cannot write {target.named}: {reason}{detail or '; no file was changed'}") from error
-        done.append(target)
+            if not failed:  # else the journal stays, for the next run to put back what could not be
+                _journal.end(journals)
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            raise _failed(target, error, failed) from error
+    _journal.end(journals)
+
+
+def recover_interrupted(folder: Path) -> List[_journal.Recovery]:
+    """Put back the files of a fix that was killed while it wrote them (see ``_journal``); hold the fix lock."""
+    return _journal.recover(folder, replace_atomically)
+
+
+def _failed(target: _Target, error: Union[OSError, FixError], failed: List[_Target]) -> FixError:
+    detail = f"; could not restore {', '.join(str(t.named) for t in failed)}" if failed else "; no file was changed"
+    if isinstance(error, FixError):
+        return FixError(f"{error}{detail}")
+    return FixError(f"cannot write {target.named}: {error.strerror or error}{detail}")
+
+
+class _Interrupts:
+    """Interrupts of the command while it writes, between the main thread, where Python runs signal handlers,
+    and the thread the command runs on (``analysis._parse.on_deep_stack``), where the files are written."""
+
+    def __init__(self) -> None:
+        self._requested = threading.Event()
+        self._idle = threading.Condition()
+        self._writing = False
+
+    def request(self) -> None:
+        """Stop the writes (before the next file, rolling back those done), and wait until they have stopped; the
+        command is stopping, so none start after this."""
+        self._requested.set()
+        with self._idle:
+            self._idle.wait_for(lambda: not self._writing)
+
+    def reset(self) -> None:
+        """A new command starts: what stopped the one before does not stop it."""
+        self._requested.clear()
+
+    def writing_now(self) -> bool:
+        with self._idle:
+            return self._writing
+
+    def check(self) -> None:
+        if self._requested.is_set():
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._idle:
+            self.check()
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._writing = False
+                self._idle.notify_all()
+
+
+_INTERRUPTS = _Interrupts()
+
+
+@contextmanager
+def stopping_rolls_back() -> Iterator[None]:
+    """Around a command run on another thread, from the main thread: Ctrl-C, SIGTERM and SIGHUP while files are
+    being written let the writes roll back, then stop the command as Ctrl-C does (``KeyboardInterrupt``); at any
+    other moment SIGTERM and SIGHUP do what they did before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _INTERRUPTS.reset()
+    previous: Dict[int, Any] = {}
+
+    def stop(number: int, frame: Optional[FrameType]) -> None:
+        writing = _INTERRUPTS.writing_now()
+        _INTERRUPTS.request()
+        if number == signal.SIGINT or writing:
+            raise KeyboardInterrupt
+        before = previous[number]
+        if callable(before):
+            before(number, frame)
+            return
+        signal.signal(number, before)
+        os.kill(os.getpid(), number)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) in (signal.default_int_handler, signal.SIG_DFL):
+            previous[number] = signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _targets(changes: Mapping[Path, Tuple[bytes, bytes]]) -> List[_Target]:

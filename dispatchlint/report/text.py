@@ -22,9 +22,12 @@ def render_text(
     verbose: bool = False,
     summary: bool = True,
     sources: Optional[Mapping[str, str]] = None,
+    fixed: int = 0,
 ) -> str:
     """``verbose`` adds each finding's trace: where the model's arguments come from, every hop, the sink;
-    ``summary`` the closing count; ``sources`` holds the text of files not read from disk (stdin), by path."""
+    ``summary`` the closing count (with ``fixed``, the findings ``--fix`` fixed, counted as Ruff counts them:
+    ``Found 3 findings (2 fixed, 1 remaining).``); ``sources`` holds the text of files not read from disk
+    (stdin), by path."""
     cache: Dict[str, List[str]] = {str(cwd / path): split_lines(text) for path, text in (sources or {}).items()}
     out: List[str] = []
     for finding in findings:
@@ -45,7 +48,12 @@ def render_text(
             out.append("")
     count = len(findings)
     if summary:
-        out.append("All checks passed!" if not count else f"Found {count} finding{'s' if count != 1 else ''}.")
+        total = count + fixed
+        found = f"Found {total} finding{'s' if total != 1 else ''}"
+        if fixed:
+            out.append(f"{found} ({fixed} fixed, {count} remaining).")
+        else:
+            out.append(f"{found}." if count else "All checks passed!")
         fixes = fix_summary(findings)
         if fixes:
             out.append(fixes)

@@ -104,8 +104,14 @@ class UnguardedDispatch(Rule):
     For a name-test chain, coerce the arguments once, ahead of the chain.
 
     ## Fix safety
-    Wrapping changes the values tools receive only where the schema says they are mistyped, which is the point;
-    a tool that relied on receiving a JSON string where its schema declares an array changes behaviour.
+    Wrapping changes the values tools receive only where the schema says they are mistyped, which is the point.
+    A hand-rolled parse of such a value in an executor (`json.loads(steps)`, `json.loads(steps.strip())`) would
+    then fail, so the wrap deletes it in the same fix. The fix is unsafe, and says why, when the wrap would
+    change more: an executor uses the value as a string some other way (`.split()`, a slice; not under
+    `isinstance(x, str)`), a parse cannot go (another caller hands it a string), or code reads what the table's
+    values are (`fn.__code__`, `inspect.getfullargspec(fn)`, `fn is other`), which a wrapper is not. A table
+    whose every finding is suppressed is wrapped by no fix; a new reader of a table's raw half (`_RAW_TOOLS`) is
+    pointed at the wrapped table.
     """
 
     code = "DL101"

@@ -63,7 +63,9 @@ class UngatedTools(Rule):
 
     ## Fix safety
     The fix needs a schema source: one the analyzer finds in the project, or `schemas = "module:NAME"` in
-    `[tool.dispatchlint]`.
+    `[tool.dispatchlint]`. It declares the dependency it creates, `dispatchlint-runtime` (the runtime alone, with
+    no dependencies), in `[project].dependencies`, Poetry's dependencies or `requirements.txt`, or says where to
+    add it. It is unsafe, and says why, where DL101's would be.
     """
 
     code = "DL102"

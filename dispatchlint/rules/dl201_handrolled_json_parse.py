@@ -60,7 +60,9 @@ class HandrolledJsonParse(Rule):
 
     ## Fix safety
     Deleting the block is safe only when every path to the tool is guarded and the schema declares the parameter
-    an array or an object; otherwise the finding says what is missing.
+    an array or an object; otherwise the finding says what is missing. A parse on a line of several statements
+    loses its statement only; a parse of the stripped text (`json.loads(steps.strip())`) is replaced by the value.
+    A wrap the deletion needs is not made where every finding of that table is suppressed.
     """
 
     code = "DL201"
