@@ -12,7 +12,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from dispatchlint.runtime import coerce_args, sanitize_schema, unrename_args
-from dispatchlint.runtime._plan import apply_schema
+from dispatchlint.runtime._cache import apply_schema
 
 DEEP = 100_000
 BIG = 10 * 1024 * 1024

@@ -16,7 +16,7 @@ from collections.abc import MutableMapping as AbstractMutableMapping
 from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._coerce import RepairCallback, log, report_repairs
-from ._plan import apply_schema
+from ._cache import apply_schema
 from ._schema import tool_parameters
 from .contract import ARGUMENT_PARAMETER_NAMES, SCHEMA_ENVELOPE_KEYS
 
