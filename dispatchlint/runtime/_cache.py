@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Optional
 
 from ._budget import UnionBudgetError, budgeted
 from ._compiler import CompiledSchema, compile_schema
-from ._specialize import specialize
+from ._specialize import Specialisation, specialize
 
 #: Plans kept per mode (repairing, renaming only).
 CACHE_SIZE = 512
@@ -48,7 +48,7 @@ class Plan:
     the specialised function once the plan has served ``SPECIALISE_AFTER`` calls). Each function starts the
     call's union budget when the plan has unions, and raises ``UnionBudgetError`` when that runs out."""
 
-    __slots__ = ("schema", "content", "compiled", "generic", "repair", "_specialised", "_calls")
+    __slots__ = ("schema", "content", "compiled", "generic", "repair", "_specialisation", "_specialised", "_calls")
 
     def __init__(self, schema: Any, content: Optional[bytes], compiled: CompiledSchema) -> None:
         #: Kept alive, so that its id, the cache key, is not reused while the plan is cached.
@@ -57,14 +57,26 @@ class Plan:
         self.content = content
         self.compiled = compiled
         self.generic = self._within_budget(compiled.root.repair)
+        self._specialisation: Optional[Specialisation] = None
         self._specialised: Optional[Callable[[Any], Any]] = None
         self._calls = 0
         self.repair: Callable[[Any], Any] = self._warming_up
 
+    @property
+    def warm(self) -> bool:
+        """Whether calls run the specialised function now."""
+        return self._specialised is not None and self.repair is self._specialised
+
+    def specialisation(self) -> Specialisation:
+        """What specialising the schema makes, made on first use."""
+        if self._specialisation is None:
+            self._specialisation = specialize(self.compiled)
+        return self._specialisation
+
     def specialised(self) -> Callable[[Any], Any]:
-        """The specialised function, made on first use (the generic tree where nothing is worth specialising)."""
+        """The specialised function (the generic tree where nothing is worth specialising), within budget."""
         if self._specialised is None:
-            self._specialised = self._within_budget(specialize(self.compiled))
+            self._specialised = self._within_budget(self.specialisation().repair)
         return self._specialised
 
     def _within_budget(self, repair: Callable[[Any], Any]) -> Callable[[Any], Any]:

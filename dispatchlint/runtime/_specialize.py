@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from ._compiler import CompiledSchema
@@ -42,10 +43,11 @@ from ._nodes import Node, Step, TypedNode
 #: for the rest.
 MAX_FUNCTIONS = 64
 MAX_PROPERTIES = 256
-#: Lines of source generated per schema at most (compiling them takes about 10 ms on a slow machine), and the
-#: time spent writing them: the work of specialising stays bounded for hostile schemas.
-MAX_LINES = 1500
-MAX_SECONDS = 0.02
+#: Lines of source generated per schema at most (compiling them takes 5 to 15 ms on a busy two-core machine;
+#: the schemas of bench/runtime.py need 100 to 220), and the time spent writing them: the work of specialising
+#: stays bounded for hostile schemas.
+MAX_LINES = 600
+MAX_SECONDS = 0.005
 #: Nesting written in line inside one function (each level is a few indented blocks; Python bounds them).
 INLINE_DEPTH = 4
 
@@ -57,17 +59,30 @@ _INTEGERS = {str(number): number for number in range(-128, 1025)}
 _BRACKETS = {ARRAY: ("[", "]"), OBJECT: ("{", "}")}
 
 
-def specialize(compiled: CompiledSchema) -> Callable[[Any], Any]:
-    """A function equal to ``compiled.root.repair`` (same results, same identities), specialised where it pays."""
+@dataclass(frozen=True)
+class Specialisation:
+    """What specialising one schema made."""
+
+    #: Equal to the generic ``repair`` of the schema's root (same results, same identities).
+    repair: Callable[[Any], Any]
+    #: The functions generated, and their lines of source (0 and 0: nothing was worth specialising).
+    functions: int
+    lines: int
+
+
+def specialize(compiled: CompiledSchema) -> Specialisation:
+    """The root's ``repair``, specialised where it pays, within the bounds of this module."""
     root = compiled.root
     if not _specializes(root):
-        return root.repair
+        return Specialisation(root.repair, 0, 0)
     try:
         generator = _Generator(compiled)
         name = generator.function(root)
-        return generator.build()[name]  # type: ignore[no-any-return]
+        namespace = generator.build()
     except (SyntaxError, RecursionError, MemoryError):  # a schema too large to specialise keeps the generic plan
-        return root.repair
+        return Specialisation(root.repair, 0, 0)
+    lines = sum(source.count("\n") for source in generator.source)
+    return Specialisation(namespace[name], len(generator.source), lines)
 
 
 def _specializes(node: Node) -> bool:
