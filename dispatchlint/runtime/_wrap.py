@@ -12,6 +12,7 @@ import inspect
 import re
 import types
 import typing
+from dataclasses import dataclass
 from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
 from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
@@ -250,10 +251,10 @@ def _faithful_wrapper(executor: Callable[..., Any], call: Callable[..., Any]) ->
     Projects read a tool's code to decide how to call it (openai/swarm passes ``context_variables`` only when
     ``func.__code__.co_varnames`` holds that name), so the wrapper's ``__code__`` must read as the executor's:
     ``co_varnames``, ``co_argcount``, ``co_posonlyargcount``, ``co_kwonlyargcount``, the ``*args``/``**kwargs``
-    flags and whether it is a coroutine function. It hands ``call`` the arguments as ``(positional, keywords)``:
-    positional-only parameters by position (and every parameter before a ``*args``), the others by name.
-    A bound method is wrapped as a method bound to the same object. None for anything but a plain Python
-    function or coroutine function whose code is its signature (not a decorated one).
+    flags and whether it is a coroutine function. It hands ``call`` the arguments as ``(positional, keywords)``
+    (see ``_CodeParameters.forwarding``). A bound method is wrapped as a method bound to the same object.
+    None for anything but a plain Python function or coroutine function whose code is its signature (not a
+    decorated one).
     """
     function, bound_to = executor, None
     if isinstance(executor, types.MethodType):
@@ -265,42 +266,17 @@ def _faithful_wrapper(executor: Callable[..., Any], call: Callable[..., Any]) ->
     code = function.__code__
     if code.co_flags & _GENERATOR_FLAGS:
         return None
-    names = code.co_varnames
-    has_varargs, has_varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    positional = names[: code.co_argcount]
-    keyword_only = names[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-    rest = code.co_argcount + code.co_kwonlyargcount
-    varargs = names[rest] if has_varargs else None
-    varkw = names[rest + has_varargs] if has_varkw else None
-    parameters = list(positional)
-    if code.co_posonlyargcount:
-        parameters.insert(code.co_posonlyargcount, "/")
-    if varargs is not None:
-        parameters.append(f"*{varargs}")
-    elif keyword_only:
-        parameters.append("*")
-    parameters += keyword_only
-    if varkw is not None:
-        parameters.append(f"**{varkw}")
-    # The call's own arguments, in an order that binds as the executor's call did (a bound method's object is
-    # the method's own, not forwarded).
-    skipped = 1 if bound_to is not None else 0
-    forwarded = positional[skipped:]
-    by_position = forwarded if varargs is not None else forwarded[: max(0, code.co_posonlyargcount - skipped)]
-    by_name = [*forwarded[len(by_position) :], *keyword_only]
-    caller = _free_name("call", names)
-    arguments = [*by_position, *([f"*{varargs}"] if varargs is not None else [])]
-    keywords = [f"{name!r}: {name}" for name in by_name] + ([f"**{varkw}"] if varkw is not None else [])
-    locals_only = [name for name in names[rest + has_varargs + has_varkw :] if name.isidentifier()]
+    parameters = _CodeParameters.of(code)
+    caller = _free_name("call", code.co_varnames)
     is_async = bool(code.co_flags & inspect.CO_COROUTINE)
+    body = [f"        return {'await ' if is_async else ''}{caller}({parameters.forwarding(bound_to is not None)})"]
+    if parameters.local_names:  # never run: the executor's other local names, so that co_varnames reads as its
+        body.append(f"        {' = '.join(parameters.local_names)} = None")
     source = "\n".join(
         [
             f"def make({caller}):",
-            f"    {'async ' if is_async else ''}def wrapper({', '.join(parameters)}):",
-            f"        return {'await ' if is_async else ''}{caller}(({''.join(f'{a}, ' for a in arguments)}), "
-            f"{{{', '.join(keywords)}}})",
-            # Never run: the executor's other local names, so that co_varnames reads as the executor's.
-            *([f"        {' = '.join(locals_only)} = None"] if locals_only else []),
+            f"    {'async ' if is_async else ''}def wrapper({parameters.definition()}):",
+            *body,
             "    return wrapper",
         ]
     )
@@ -316,6 +292,60 @@ def _faithful_wrapper(executor: Callable[..., Any], call: Callable[..., Any]) ->
     wrapper.__wrapped__ = executor  # unwrapping gives the bound method, as before
     wrapper.__signature__ = inspect.signature(function)  # the unbound one: binding drops the object's parameter
     return types.MethodType(wrapper, bound_to)
+
+
+@dataclass(frozen=True)
+class _CodeParameters:
+    """The parameters of a function's code, as its ``co_varnames`` and counts give them."""
+
+    positional: Tuple[str, ...]
+    positional_only: int
+    keyword_only: Tuple[str, ...]
+    varargs: Optional[str]
+    varkw: Optional[str]
+    #: The other local names (of variables that are not cells), in their order.
+    local_names: Tuple[str, ...]
+
+    @classmethod
+    def of(cls, code: types.CodeType) -> _CodeParameters:
+        names = code.co_varnames
+        after = code.co_argcount + code.co_kwonlyargcount
+        has_varargs, has_varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        return cls(
+            positional=names[: code.co_argcount],
+            positional_only=code.co_posonlyargcount,
+            keyword_only=names[code.co_argcount : after],
+            varargs=names[after] if has_varargs else None,
+            varkw=names[after + has_varargs] if has_varkw else None,
+            local_names=tuple(name for name in names[after + has_varargs + has_varkw :] if name.isidentifier()),
+        )
+
+    def definition(self) -> str:
+        """The parameter list of a ``def`` with these parameters (defaults are set on the function after)."""
+        parameters = list(self.positional)
+        if self.positional_only:
+            parameters.insert(self.positional_only, "/")
+        if self.varargs is not None:
+            parameters.append(f"*{self.varargs}")
+        elif self.keyword_only:
+            parameters.append("*")
+        parameters += self.keyword_only
+        if self.varkw is not None:
+            parameters.append(f"**{self.varkw}")
+        return ", ".join(parameters)
+
+    def forwarding(self, bound: bool) -> str:
+        """``(positional, keywords)`` that bind as the call did: positional-only parameters by position (every
+        one before a ``*args``, and ``*args``), the others by name. A bound method's object is not forwarded."""
+        forwarded = self.positional[1:] if bound else self.positional
+        if self.varargs is not None:
+            by_position = [*forwarded, f"*{self.varargs}"]
+            by_name = list(self.keyword_only)
+        else:
+            split = max(0, self.positional_only - bound)
+            by_position, by_name = list(forwarded[:split]), [*forwarded[split:], *self.keyword_only]
+        keywords = [f"{name!r}: {name}" for name in by_name] + ([f"**{self.varkw}"] if self.varkw else [])
+        return f"({''.join(f'{value}, ' for value in by_position)}), {{{', '.join(keywords)}}}"
 
 
 def _free_name(stem: str, taken: Container[str]) -> str:
