@@ -149,11 +149,6 @@ class PlanCache:
                 self._by_content[content] = plan
         return plan
 
-    def clear(self) -> None:
-        with self._lock:
-            self.by_identity.clear()
-            self._by_content.clear()
-
     def _drop(self, plan: Plan) -> None:
         del self.by_identity[id(plan.schema)]
         if plan.content is not None and self._by_content.get(plan.content) is plan:
