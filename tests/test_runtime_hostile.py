@@ -310,33 +310,35 @@ REPAIRED = {
     "arrays of itself through 20 properties": {"a": [{"v": 1, "p7": [{"v": 3}]}]},
 }
 _CHILD_CALLS = """
-import json, resource, sys, time
+import json, sys, time, tracemalloc
 from dispatchlint.runtime import coerce_tool_call
 from dispatchlint.runtime._cache import PLANS, SPECIALISE_AFTER, Tier, apply_schema
 
 schema, arguments = json.loads(sys.stdin.read())
 raw = json.dumps(arguments)
+tracemalloc.start()
 start = time.perf_counter()
 first = coerce_tool_call(schema, raw)
 first_call = time.perf_counter() - start
 plan = PLANS[True].plan(schema)
 specialised_after_one_call = plan.warm
-for _ in range(SPECIALISE_AFTER):
+slowest_call = 0.0
+for _ in range(SPECIALISE_AFTER):  # one of them specialises the plan
+    start = time.perf_counter()
     coerce_tool_call(schema, raw)
-start = time.perf_counter()
+    slowest_call = max(slowest_call, time.perf_counter() - start)
 specialisation = plan.specialisation()
-specialising = time.perf_counter() - start
 print(json.dumps({
     "first": first,
     "first_call": first_call,
     "specialised_after_one_call": specialised_after_one_call,
     "specialised_now": plan.warm,
-    "specialising": specialising,
+    "slowest_call": slowest_call,
     "functions": specialisation.functions,
     "lines": specialisation.lines,
     "same_answer": apply_schema(schema, arguments, True, Tier.SPECIALISED)
         == apply_schema(schema, arguments, True, Tier.GENERIC),
-    "peak_megabytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_megabytes": tracemalloc.get_traced_memory()[1] / 1024 / 1024,
 }))
 """
 
@@ -372,8 +374,8 @@ def test_a_hostile_schema_is_repaired_within_bounds_and_specialised_later_within
     assert measured["first_call"] < 2.0
     assert measured["specialised_now"] and measured["same_answer"]
     assert 0 < measured["functions"] <= MAX_FUNCTIONS and 0 < measured["lines"] <= MAX_LINES
-    assert measured["specialising"] < 2.0
-    assert measured["peak_megabytes"] < 200
+    assert measured["slowest_call"] < 2.0  # the call that specialised
+    assert measured["peak_megabytes"] < 50  # what the calls allocated at most (the process is bounded at 1 GiB)
 
 
 @pytest.mark.parametrize("name", HOSTILE_SCHEMAS)

@@ -33,11 +33,6 @@ def charge() -> None:
         raise UnionBudgetError
 
 
-def start() -> None:
-    """A fresh budget for the call about to run, on this thread."""
-    _budget.left = UNION_BUDGET
-
-
 def budgeted(repair: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``repair``, starting a fresh budget on every call (it raises ``UnionBudgetError`` when that runs out)."""
 
