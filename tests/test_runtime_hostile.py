@@ -378,6 +378,13 @@ def test_a_hostile_schema_is_repaired_within_bounds_and_specialised_later_within
     assert measured["peak_megabytes"] < 50  # what the calls allocated at most (the process is bounded at 1 GiB)
 
 
+def test_a_recursive_reference_is_called_rather_than_written_out_again() -> None:
+    specialisation = PlanCache(True).plan(_self_referring(10)).specialisation()
+    # A function per level of the recursion, each with the eleven properties once (about 190 lines); written out
+    # in line four levels deep, one function alone would hold 10**4 copies of them.
+    assert specialisation.functions >= 2 and specialisation.lines / specialisation.functions < 250
+
+
 @pytest.mark.parametrize("name", HOSTILE_SCHEMAS)
 def test_a_hostile_schema_is_repaired_alike_by_the_generic_and_the_specialised_plan(name: str) -> None:
     schema, arguments = HOSTILE_SCHEMAS[name]
