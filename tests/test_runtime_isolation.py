@@ -7,6 +7,7 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
+from typing import Set
 
 import dispatchlint.runtime
 from dispatchlint.runtime import contract
@@ -51,3 +52,45 @@ def test_the_analyzer_reads_the_contract() -> None:
     assert _syntax.ARGS_NAMES is contract.ARGUMENT_PARAMETER_NAMES
     assert _schemas.SCHEMA_KEYS is contract.SCHEMA_ENVELOPE_KEYS
     assert RUNTIME_PACKAGE == contract.PACKAGE
+
+
+#: The runtime's modules, each importing only modules before it: reading JSON and schemas, then the nodes a
+#: schema compiles into, the compiler, the specialiser, the plan cache, the gate, the wrappers.
+RUNTIME_LAYERS = [
+    "contract",
+    "_json",
+    "_schema",
+    "_names",
+    "_budget",
+    "_nodes",
+    "_compiler",
+    "_specialize",
+    "_cache",
+    "_coerce",
+    "_wrap",
+    "__init__",
+]
+
+
+def _package_imports(module: Path) -> Set[str]:
+    """The modules of the runtime package that ``module`` imports (relative or absolute), anywhere in it."""
+    imported: Set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module:
+                imported.add(node.module.split(".")[0])
+            elif node.level == 1:
+                imported.update(alias.name for alias in node.names)
+            elif node.module and node.module.startswith(f"{contract.PACKAGE}."):
+                imported.add(node.module.split(".")[2])
+        elif isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[2] for a in node.names if a.name.startswith(f"{contract.PACKAGE}."))
+    return imported
+
+
+def test_the_runtime_modules_import_one_way() -> None:
+    package = Path(dispatchlint.runtime.__file__).parent
+    assert sorted(path.stem for path in package.glob("*.py")) == sorted(RUNTIME_LAYERS)
+    for position, name in enumerate(RUNTIME_LAYERS):
+        upward = _package_imports(package / f"{name}.py") - set(RUNTIME_LAYERS[:position])
+        assert not upward, f"{name} imports {sorted(upward)}, which come after it"

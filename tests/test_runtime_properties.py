@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from dispatchlint.runtime import coerce_args, sanitize_schema, unrename_args
 from dispatchlint.runtime._coerce import changed_values
-from dispatchlint.runtime._plan import apply_schema
+from dispatchlint.runtime._cache import Tier, apply_schema
 
 LENGTHS = [
     pytest.param(settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck)), id="short"),
@@ -141,8 +141,8 @@ def test_the_specialised_plan_answers_as_the_generic_one(length: Any) -> None:
 
     def check(case: Any) -> None:
         schema, value = case
-        generic = apply_schema(schema, value, True, specialised=False)
-        specialised = apply_schema(schema, value, True)
+        generic = apply_schema(schema, value, True, Tier.GENERIC)
+        specialised = apply_schema(schema, value, True, Tier.SPECIALISED)
         assert same_json(specialised, generic)
         assert (specialised is value) == (generic is value)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from typing import Any, Dict, List, Mapping, Tuple
 
 import pytest
@@ -267,3 +268,172 @@ def test_decorator_reports_repairs() -> None:
 
     assert recall(k="7") == {"k": 7}
     assert seen == [("recall", "/k", "7", 7)]
+
+
+# --------------------------------------------------------------------------- what introspection reads
+
+#: openai/swarm's own name for the parameter it fills in when a tool's code has it.
+CONTEXT_VARIABLES = "context_variables"
+TRANSFER = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer"}, "to": {"type": "string"}, "urgent": {"type": "boolean"}},
+}
+SWARM_SCHEMAS = {"transfer": TRANSFER, "balance": {"type": "object", "properties": {}}}
+
+
+def transfer(amount: int, to: str, context_variables: dict, urgent: bool = False) -> str:
+    """Move money."""
+    user = context_variables["user"]
+    return f"{user} sends {amount!r} to {to} (urgent: {urgent!r})"
+
+
+def balance() -> str:
+    """The balance."""
+    return "100"
+
+
+def _function_to_json(func: Any) -> Dict[str, Any]:
+    """As openai/swarm describes a Python function to the model (swarm/util.py), from its signature."""
+    type_map = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+    signature = inspect.signature(func)
+    properties = {p.name: {"type": type_map.get(p.annotation, "string")} for p in signature.parameters.values()}
+    required = [p.name for p in signature.parameters.values() if p.default == inspect.Parameter.empty]
+    parameters = {"type": "object", "properties": properties, "required": required}
+    function = {"name": func.__name__, "description": func.__doc__ or "", "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+def _swarm_like_dispatch(functions: List[Any], name: str, arguments: str, context_variables: Dict[str, Any]) -> Any:
+    """As openai/swarm runs a tool call (swarm/core.py): by ``__name__``, with ``context_variables`` passed only
+    when the function's code has a variable of that name."""
+    function_map = {function.__name__: function for function in functions}
+    args = json.loads(arguments)
+    func = function_map[name]
+    if CONTEXT_VARIABLES in func.__code__.co_varnames:
+        args[CONTEXT_VARIABLES] = context_variables
+    return function_map[name](**args)
+
+
+def test_a_swarm_like_dispatcher_runs_wrapped_functions_as_it_ran_the_originals() -> None:
+    functions = [transfer, balance]
+    wrapped = list(wrap_table({"transfer": transfer, "balance": balance}, SWARM_SCHEMAS).values())
+    context = {"user": "ada"}
+    for name, arguments in (("transfer", '{"amount": 5, "to": "bob"}'), ("balance", "{}")):
+        assert _swarm_like_dispatch(wrapped, name, arguments, context) == _swarm_like_dispatch(
+            functions, name, arguments, context
+        )
+    mistyped = '{"amount": "5", "to": "bob", "urgent": "true"}'
+    assert _swarm_like_dispatch(functions, "transfer", mistyped, context) == "ada sends '5' to bob (urgent: 'true')"
+    assert _swarm_like_dispatch(wrapped, "transfer", mistyped, context) == "ada sends 5 to bob (urgent: True)"
+    assert [_function_to_json(f) for f in wrapped] == [_function_to_json(f) for f in functions]
+
+
+def _everything(a: int, b: int = 2, /, c: int = 3, *rest: int, d: int, context_variables: Any = None, **kw: Any) -> Any:
+    """Every kind of parameter."""
+    total = a + b + c + d
+
+    def inner() -> int:
+        return total
+
+    return (a, b, c, rest, d, context_variables, kw, inner())
+
+
+async def _async_tool(agent: Any, args: Dict[str, Any], ctx: Any = None) -> Any:
+    """Asynchronous."""
+    seen = args
+    return seen
+
+
+class _Tools:
+    def plan(self, args: Dict[str, Any], *, verbose: bool = False) -> Any:
+        """A bound method."""
+        steps = args
+        return self, steps, verbose
+
+    async def recall(self, /, k: Any) -> Any:
+        return self, k
+
+
+_TOOLS = _Tools()
+INTROSPECTED = [
+    pytest.param(_everything, id="every kind of parameter"),
+    pytest.param(_async_tool, id="async function"),
+    pytest.param(_TOOLS.plan, id="bound method"),
+    pytest.param(_TOOLS.recall, id="async bound method, positional-only self"),
+    pytest.param(lambda n, *, k=1: (n, k), id="lambda"),
+]
+_CODE_FIELDS = ("co_varnames", "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_name")
+_SHAPE_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_COROUTINE
+
+
+@pytest.mark.parametrize("executor", INTROSPECTED)
+def test_the_wrapper_answers_introspection_as_the_executor_does(executor: Any) -> None:
+    wrapped = wrap_table({"t": executor}, {"t": PLAN})["t"]
+    for field in _CODE_FIELDS:
+        assert getattr(wrapped.__code__, field) == getattr(executor.__code__, field), field
+    assert wrapped.__code__.co_flags & _SHAPE_FLAGS == executor.__code__.co_flags & _SHAPE_FLAGS
+    assert inspect.signature(wrapped) == inspect.signature(executor)
+    assert inspect.getfullargspec(wrapped) == inspect.getfullargspec(executor)
+    for attribute in ("__name__", "__qualname__", "__doc__", "__module__", "__defaults__", "__kwdefaults__"):
+        assert getattr(wrapped, attribute) == getattr(executor, attribute), attribute
+    assert wrapped.__annotations__ == executor.__annotations__
+    assert inspect.ismethod(wrapped) == inspect.ismethod(executor)
+    assert inspect.iscoroutinefunction(wrapped) == inspect.iscoroutinefunction(executor)
+    assert inspect.unwrap(wrapped) == executor and wrapped.__wrapped__ == executor
+    if inspect.ismethod(executor):
+        assert wrapped.__self__ is executor.__self__
+
+
+def test_every_kind_of_parameter_reaches_the_executor_as_it_was_passed() -> None:
+    wrapped = wrap_table({"t": _everything}, {"t": {"type": "object", "properties": {"x": {"type": "integer"}}}})["t"]
+    assert wrapped(1, d=4, x="5") == _everything(1, d=4, x=5)
+    assert wrapped(1, 2, 3, 9, 9, d=4, context_variables="c") == _everything(1, 2, 3, 9, 9, d=4, context_variables="c")
+    with pytest.raises(TypeError, match=r"_everything\(\) missing 1 required keyword-only argument: 'd'"):
+        wrapped(1)
+
+
+def test_a_bound_method_and_an_async_one_get_repaired_arguments() -> None:
+    wrapped = wrap_table({"plan": _TOOLS.plan, "recall": _TOOLS.recall}, {**SCHEMAS, "recall": SCHEMAS["recall"]})
+    assert wrapped["plan"](MISTYPED, verbose=True) == (_TOOLS, REPAIRED, True)
+    assert wrapped["plan"](args=MISTYPED) == (_TOOLS, REPAIRED, False)
+    assert asyncio.run(wrapped["recall"](k="7")) == (_TOOLS, 7)
+
+
+def test_named_parameters_are_repaired_however_they_are_passed() -> None:
+    def search(query: str, limit: int = 5) -> Any:
+        return query, limit
+
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
+    wrapped = wrap_table({"search": search}, {"search": schema})["search"]
+    assert wrapped("q", "3") == wrapped("q", limit="3") == wrapped(query="q", limit="3") == ("q", 3)
+    assert wrapped("q") == ("q", 5)
+
+
+def test_a_method_decorated_in_its_class_binds_as_a_method() -> None:
+    class Agent:
+        @coerced("plan", PLAN)
+        def plan(self, args: Dict[str, Any]) -> Any:
+            return self, args
+
+    agent = Agent()
+    assert agent.plan(MISTYPED) == (agent, REPAIRED)
+    assert Agent.plan.__code__.co_varnames == ("self", "args")
+
+
+def test_a_callable_object_keeps_its_signature() -> None:
+    class Tool:
+        def __call__(self, agent: Any, args: Dict[str, Any]) -> Any:
+            return args
+
+    tool = Tool()
+    wrapped = wrap_table({"plan": tool}, SCHEMAS)["plan"]
+    assert inspect.signature(wrapped) == inspect.signature(tool)
+    assert wrapped(None, MISTYPED) == REPAIRED
+
+
+@pytest.mark.parametrize("args_at, error", [(-1, ValueError), (-3, ValueError), (True, TypeError), (1.0, TypeError)])
+def test_an_arguments_position_that_names_no_parameter_is_refused_when_wrapping(args_at: Any, error: type) -> None:
+    with pytest.raises(error, match="args_at must be"):
+        wrap_table({"plan": _plan}, SCHEMAS, args_at=args_at)
+    with pytest.raises(error, match="args_at must be"):
+        coerced("plan", PLAN, args_at=args_at)

@@ -6,7 +6,7 @@ import logging
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 from ._json import MISSING, OBJECT, json_kind, strict_json
-from ._plan import PLANS, apply_schema, compile_plan
+from ._cache import PLANS, apply_schema
 from ._schema import tool_name
 from .contract import PACKAGE
 
@@ -18,6 +18,7 @@ RepairCallback = Callable[[str, str, Any, Any], None]
 #: source that raised.
 log = logging.getLogger(PACKAGE)
 _COERCING = PLANS[True]
+_COERCING_PLANS = _COERCING.by_identity
 
 
 def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallback] = None) -> Any:
@@ -32,7 +33,8 @@ def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallbac
 
     Pure: ``args`` is never mutated, and is returned itself when nothing changed (repaired containers are new
     plain dicts and lists that share the unchanged parts). Never raises, whatever the schema or the arguments.
-    The schema is compiled once, on first use, and cached by identity: do not change it in place afterwards.
+    The schema is compiled once, on first use, and cached by identity and by content (an equal schema built
+    anew for each call finds the same plan): do not change a schema in place afterwards.
     Values nested deeper than the schema walk's bound (100 levels of subschemas and references) are left alone.
 
     ``on_repair`` is called for every repaired value with the tool's name (from the tool definition; ``""``
@@ -40,7 +42,7 @@ def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallbac
     logged on the ``dispatchlint.runtime`` logger and the call goes on.
     """
     try:
-        repaired = (_COERCING.get(id(parameters)) or compile_plan(parameters, True)).repair(args)
+        repaired = (_COERCING_PLANS.get(id(parameters)) or _COERCING.plan(parameters)).repair(args)
     except Exception:  # the gate must never be what fails a tool call; a value it cannot handle stays as it is
         return args  # (UnionBudgetError too: the call's unions ran out of budget)
     if on_repair is not None and repaired is not args:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 NULL = "null"
@@ -132,10 +133,13 @@ def strict_json(text: Any) -> Any:
     """The value ``text`` (a str or bytes) is strict JSON for, or MISSING.
 
     Strict: ``NaN``, ``Infinity`` and numbers too large to be finite (``1e999``) are refused, wherever they are,
-    as are nesting deeper than the parser's stack and integers longer than Python converts.
+    as are nesting deeper than the parser's stack and integers longer than ``MAX_NUMBER_LENGTH`` digits (on
+    every Python, and whatever ``sys.set_int_max_str_digits`` says: converting them takes quadratic time).
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        if isinstance(text, (bytes, bytearray)):  # as json.loads reads bytes
+            text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+        return _decoder().decode(text)
     except (ValueError, TypeError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
         return MISSING
 
@@ -149,6 +153,26 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{text} is not a finite number")
     return number
+
+
+def _bounded_integer(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_NUMBER_LENGTH:
+        raise ValueError("an integer literal longer than the bound")
+    return int(text)
+
+
+# Built once (``json.loads`` with hooks builds a decoder on every call). Where Python's own bound on int() is
+# at most ours (its default), int() enforces it in C; only a process that lifted it needs the slower hook.
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_STRICT_BOUNDED = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_integer
+)
+_INT_DIGITS_BOUND = getattr(sys, "get_int_max_str_digits", None)  # Python 3.9.14 and later
+
+
+def _decoder() -> json.JSONDecoder:
+    bound = _INT_DIGITS_BOUND() if _INT_DIGITS_BOUND is not None else 0
+    return _STRICT if 0 < bound <= MAX_NUMBER_LENGTH else _STRICT_BOUNDED
 
 
 def is_ambiguous_single(text: str) -> bool:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 import typing
+from dataclasses import dataclass
 from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
 from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._coerce import RepairCallback, log, report_repairs
-from ._plan import apply_schema
+from ._cache import apply_schema
 from ._schema import tool_parameters
 from .contract import ARGUMENT_PARAMETER_NAMES, SCHEMA_ENVELOPE_KEYS
 
@@ -58,20 +60,31 @@ def wrap_table(
     ``coerced``, or wrap the table again. ``schemas``, on the other hand, is looked up by the tool's name on
     every call, so a schema registered later is used; each schema is compiled once.
 
-    Sync and async executors are wrapped alike; the wrapper keeps ``__name__``, ``__doc__`` and sets
-    ``__wrapped__``. ``on_repair`` is called for every repaired value (a callback that raises is logged on the
+    Sync and async executors are wrapped alike (what the wrapper keeps of the executor is said below).
+    ``on_repair`` is called for every repaired value (a callback that raises is logged on the
     ``dispatchlint.runtime`` logger, and the call goes on). Values that are not callable are kept as they are.
 
-    ``args_at`` says where the arguments are: a position (``1`` for ``fn(agent, args, ctx)``) or a parameter
-    name. Without it, each executor's signature decides:
+    ``args_at`` says where the arguments are: a position counted from 0 (``1`` for ``fn(agent, args, ctx)``;
+    a negative one is a ``ValueError``, anything but an int, a str or None a ``TypeError``) or a parameter name.
+    Without it, each executor's signature decides:
 
     1. a parameter named like an arguments mapping (``args``, ``arguments``, ``params``, ``kwargs``,
        ``fn_args``, ... see ``contract.ARGUMENT_PARAMETER_NAMES``), else the first parameter annotated as a ``dict`` or
        ``Mapping``, receives the arguments, by position or by keyword; unless the tool's schema (when known at
-       wrap time) has a property of that very name, which makes it an ordinary tool parameter;
-    2. otherwise the call's keyword arguments are the arguments (``fn(**args)``, for executors that take
-       ``**kwargs`` or the schema's properties as parameters); values passed by position are left alone.
+       wrap time) has a property named like one of the executor's parameters, which makes them the tool's own;
+    2. otherwise the executor's parameters are the arguments, by name (``fn(**args)``, for executors that take
+       the schema's properties as parameters or ``**kwargs``), however they are passed; positional-only
+       parameters, those before a ``*args`` and ``*args`` itself are left alone (for a callable that is not
+       a Python function: its keyword arguments are the arguments).
+
+    The wrapper of a Python function has the function's own parameters, defaults and local names, so that
+    what introspection reads answers as before: ``inspect.signature``, ``__wrapped__``, ``__name__``,
+    ``__qualname__``, ``__doc__``, and ``__code__`` (``co_varnames``, ``co_argcount``, ... as openai/swarm
+    reads to decide whether to pass ``context_variables``). A bound method's wrapper is a method bound to the
+    same object. Other callables (objects, builtins, decorated functions) get a ``(*args, **kwargs)`` wrapper
+    with their ``__signature__``.
     """
+    _check_arguments_slot(args_at)
     lookup = _schema_lookup(schemas)
     return {
         name: cast(Value, _wrap_executor(str(name), executor, lookup, args_at, on_repair))
@@ -94,6 +107,7 @@ def coerced(
     to look ``name`` up in: a mapping that has schema keywords (``type``, ``properties``, ``parameters``, ...)
     at its top is taken as the schema itself.
     """
+    _check_arguments_slot(args_at)
     if isinstance(schema_or_schemas, AbstractMapping) and not _SCHEMA_MARKERS.isdisjoint(schema_or_schemas):
         lookup = _schema_lookup({name: schema_or_schemas})
     else:
@@ -103,6 +117,16 @@ def coerced(
         return cast(Executor, _wrap_executor(name, cast(Callable[..., Any], executor), lookup, args_at, on_repair))
 
     return decorate
+
+
+def _check_arguments_slot(args_at: ArgumentsSlotHint) -> None:
+    """Refuse, when the table is wrapped, an ``args_at`` that can name no parameter."""
+    if args_at is None or isinstance(args_at, str):
+        return
+    if type(args_at) is not int:
+        raise TypeError(f"args_at must be a position, a parameter name or None, not {type(args_at).__name__}")
+    if args_at < 0:
+        raise ValueError(f"args_at must be a position counted from 0 (the first argument), not {args_at}")
 
 
 def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
@@ -186,21 +210,157 @@ def _wrap_executor(
                     kwargs = {**kwargs, keyword: repaired}
             return args, kwargs
 
+    def call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        args, kwargs = repair_call(args, kwargs)
+        return executor(*args, **kwargs)
+
+    faithful = _faithful_wrapper(executor, call)
+    if faithful is not None:
+        return faithful
     if _is_async(executor):
 
         @functools.wraps(executor)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
-            args, kwargs = repair_call(args, kwargs)
-            return await executor(*args, **kwargs)
+            return await call(args, kwargs)
 
-        return run_async
+        return _with_signature(run_async, executor)
 
     @functools.wraps(executor)
     def run(*args: Any, **kwargs: Any) -> Any:
-        args, kwargs = repair_call(args, kwargs)
-        return executor(*args, **kwargs)
+        return call(args, kwargs)
 
-    return run
+    return _with_signature(run, executor)
+
+
+def _with_signature(wrapper: Callable[..., Any], executor: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrapper`` answering ``inspect.signature`` and ``getfullargspec`` as ``executor`` does, where it can."""
+    try:
+        wrapper.__signature__ = inspect.signature(executor)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # builtins and other callables without a signature
+        pass
+    return wrapper
+
+
+#: Code flags of functions whose wrapper would have to be a generator too: they keep the plain wrapper.
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+def _faithful_wrapper(executor: Callable[..., Any], call: Callable[..., Any]) -> Optional[Callable[..., Any]]:
+    """A wrapper whose code has the executor's own parameters (names, kinds, order, defaults) and local names.
+
+    Projects read a tool's code to decide how to call it (openai/swarm passes ``context_variables`` only when
+    ``func.__code__.co_varnames`` holds that name), so the wrapper's ``__code__`` must read as the executor's:
+    ``co_varnames``, ``co_argcount``, ``co_posonlyargcount``, ``co_kwonlyargcount``, the ``*args``/``**kwargs``
+    flags and whether it is a coroutine function. It hands ``call`` the arguments as ``(positional, keywords)``
+    (see ``_CodeParameters.forwarding``). A bound method is wrapped as a method bound to the same object.
+    None for anything but a plain Python function or coroutine function whose code is its signature (not a
+    decorated one).
+    """
+    function, bound_to = executor, None
+    if isinstance(executor, types.MethodType):
+        function, bound_to = executor.__func__, executor.__self__
+    if not isinstance(function, types.FunctionType) or any(
+        hasattr(function, name) for name in ("__wrapped__", "__signature__")
+    ):
+        return None
+    code = function.__code__
+    if code.co_flags & _GENERATOR_FLAGS:
+        return None
+    parameters = _CodeParameters.of(code)
+    caller = _free_name("call", code.co_varnames)
+    is_async = bool(code.co_flags & inspect.CO_COROUTINE)
+    body = [f"        return {'await ' if is_async else ''}{caller}({parameters.forwarding(bound_to is not None)})"]
+    if parameters.local_names:  # never run: the executor's other local names, so that co_varnames reads as its
+        body.append(f"        {' = '.join(parameters.local_names)} = None")
+    source = "\n".join(
+        [
+            f"def make({caller}):",
+            f"    {'async ' if is_async else ''}def wrapper({parameters.definition()}):",
+            *body,
+            "    return wrapper",
+        ]
+    )
+    namespace: Dict[str, Any] = {}
+    exec(compile(source, f"<dispatchlint.runtime wrapper of {function.__qualname__}>", "exec"), namespace)
+    wrapper = namespace["make"](call)
+    wrapper.__code__ = _named_like(wrapper.__code__, code)
+    wrapper.__defaults__ = function.__defaults__
+    wrapper.__kwdefaults__ = function.__kwdefaults__
+    functools.update_wrapper(wrapper, function)
+    if bound_to is None:
+        return cast(Callable[..., Any], wrapper)
+    wrapper.__wrapped__ = executor  # unwrapping gives the bound method, as before
+    wrapper.__signature__ = inspect.signature(function)  # the unbound one: binding drops the object's parameter
+    return types.MethodType(wrapper, bound_to)
+
+
+@dataclass(frozen=True)
+class _CodeParameters:
+    """The parameters of a function's code, as its ``co_varnames`` and counts give them."""
+
+    positional: Tuple[str, ...]
+    positional_only: int
+    keyword_only: Tuple[str, ...]
+    varargs: Optional[str]
+    varkw: Optional[str]
+    #: The other local names (of variables that are not cells), in their order.
+    local_names: Tuple[str, ...]
+
+    @classmethod
+    def of(cls, code: types.CodeType) -> _CodeParameters:
+        names = code.co_varnames
+        after = code.co_argcount + code.co_kwonlyargcount
+        has_varargs, has_varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        return cls(
+            positional=names[: code.co_argcount],
+            positional_only=code.co_posonlyargcount,
+            keyword_only=names[code.co_argcount : after],
+            varargs=names[after] if has_varargs else None,
+            varkw=names[after + has_varargs] if has_varkw else None,
+            local_names=tuple(name for name in names[after + has_varargs + has_varkw :] if name.isidentifier()),
+        )
+
+    def definition(self) -> str:
+        """The parameter list of a ``def`` with these parameters (defaults are set on the function after)."""
+        parameters = list(self.positional)
+        if self.positional_only:
+            parameters.insert(self.positional_only, "/")
+        if self.varargs is not None:
+            parameters.append(f"*{self.varargs}")
+        elif self.keyword_only:
+            parameters.append("*")
+        parameters += self.keyword_only
+        if self.varkw is not None:
+            parameters.append(f"**{self.varkw}")
+        return ", ".join(parameters)
+
+    def forwarding(self, bound: bool) -> str:
+        """``(positional, keywords)`` that bind as the call did: positional-only parameters by position (every
+        one before a ``*args``, and ``*args``), the others by name. A bound method's object is not forwarded."""
+        forwarded = self.positional[1:] if bound else self.positional
+        if self.varargs is not None:
+            by_position = [*forwarded, f"*{self.varargs}"]
+            by_name = list(self.keyword_only)
+        else:
+            split = max(0, self.positional_only - bound)
+            by_position, by_name = list(forwarded[:split]), [*forwarded[split:], *self.keyword_only]
+        keywords = [f"{name!r}: {name}" for name in by_name] + ([f"**{self.varkw}"] if self.varkw else [])
+        return f"({''.join(f'{value}, ' for value in by_position)}), {{{', '.join(keywords)}}}"
+
+
+def _free_name(stem: str, taken: Container[str]) -> str:
+    name = f"_dispatchlint_{stem}"
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _named_like(code: types.CodeType, original: types.CodeType) -> types.CodeType:
+    """``code`` with the name (and, from Python 3.11, the qualified name) of ``original``: error messages and
+    tracebacks name the executor."""
+    if hasattr(code, "co_qualname"):
+        return code.replace(co_name=original.co_name, co_qualname=original.co_qualname)
+    return code.replace(co_name=original.co_name)
 
 
 def _is_async(executor: Callable[..., Any]) -> bool:
@@ -224,8 +384,9 @@ def _arguments_slot(executor: Callable[..., Any], hint: ArgumentsSlotHint, schem
     chosen = next((p for p in candidates if p.name.lower() in ARGUMENT_PARAMETER_NAMES), None)
     if chosen is None:
         chosen = next((p for p in candidates if _is_mapping_annotation(p.annotation)), None)
-    if chosen is None or chosen.name in _property_names(schema):
-        return None
+    properties = _property_names(schema)
+    if chosen is None or any(parameter.name in properties for parameter in candidates):
+        return None  # the executor takes the tool's properties as its own parameters (swarm's context_variables: dict)
     return _slot(chosen, positional)
 
 

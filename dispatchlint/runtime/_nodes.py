@@ -1,4 +1,4 @@
-"""Repair plans: each schema is compiled once into nodes that repair the values at their place.
+"""The nodes a schema compiles into: each repairs the values at its place in the schema.
 
 Every node answers three questions about a value at its place in the schema:
 
@@ -11,14 +11,16 @@ calls it), ``exact`` (Python types whose values ``repair`` returns unchanged: ``
 call) and ``handlers`` (Python type -> the function ``repair`` would end up in for it: a string converter
 chosen for the admitted kinds, the object walk, the array walk), called directly. That is why a call with
 valid arguments costs little more than walking them, and a mistyped one little more than converting.
+
+``_compiler`` builds the nodes of a schema; ``_specialize`` writes functions equal to a node's ``repair``.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from ._budget import charge
 from ._json import (
     ARRAY,
     BOOLEAN,
@@ -26,7 +28,6 @@ from ._json import (
     JSON_TYPES,
     LITERAL_KINDS,
     MISSING,
-    NULL,
     NUMBER,
     OBJECT,
     PYTHON_TYPES,
@@ -40,37 +41,10 @@ from ._json import (
     scalar_literal,
     strict_json,
 )
-from ._names import provider_aliases
-from ._schema import MAX_DEPTH, resolve_local_ref, tool_parameters
-
-#: Union and ``allOf`` evaluations allowed per call: far more than any model's arguments need (about one per
-#: value at a union), while overlapping unions nested in a recursive schema could make the work exponential
-#: in the depth. Past the budget the call gives its input back unrepaired.
-UNION_BUDGET = 200_000
-#: Compiled plans kept, by schema identity (oldest dropped first).
-CACHE_SIZE = 512
 
 _SCALAR_TYPES = frozenset({type(None), bool, int, float, str})
 _CONTAINER_KINDS = frozenset({ARRAY, OBJECT})
 _NUMERIC = (INTEGER, NUMBER)
-
-
-class UnionBudgetError(Exception):
-    """Raised inside a call whose unions used up ``UNION_BUDGET``; the call then keeps its input."""
-
-
-class _Budget(threading.local):
-    left = UNION_BUDGET
-
-
-_budget = _Budget()
-
-
-def _charge() -> None:
-    left = _budget.left - 1
-    _budget.left = left
-    if left < 0:
-        raise UnionBudgetError
 
 
 class Node:
@@ -115,7 +89,7 @@ class _AnyNode(Node):
 ANY: Node = _AnyNode()
 
 #: How a parent repairs a child: the child's ``exact``, ``handlers`` and ``repair``.
-_Step = Tuple[FrozenSet[type], Dict[type, Callable[[Any], Any]], Callable[[Any], Any]]
+Step = Tuple[FrozenSet[type], Dict[type, Callable[[Any], Any]], Callable[[Any], Any]]
 
 
 @dataclass(frozen=True)
@@ -146,7 +120,7 @@ NO_OBJECT_RULES = ObjectRules({}, (), None, {})
 NO_ARRAY_RULES = ArrayRules((), None)
 
 
-def _step(node: Optional[Node]) -> Optional[_Step]:
+def _step(node: Optional[Node]) -> Optional[Step]:
     """How a parent repairs a child: None when the child never changes a value."""
     return (node.exact, node.handlers, node.repair) if node is not None and node.repairs else None
 
@@ -159,11 +133,11 @@ class TypedNode(Node):
         "objects",
         "arrays",
         "coerce",
-        "_repairing_properties",
-        "_repairing_additional",
-        "_repairing_prefix",
-        "_repairing_items",
-        "_first_item",
+        "repairing_properties",
+        "repairing_additional",
+        "repairing_prefix",
+        "repairing_items",
+        "first_item",
         "_walks_objects",
         "_walks_arrays",
         "_checks_objects",
@@ -183,15 +157,17 @@ class TypedNode(Node):
         self.arrays = arrays
         #: False in the rename-only plans of ``unrename_args``: names are restored, values never converted.
         self.coerce = coerce
+        # How this node repairs its children (read by the specialiser too): only children that can change a
+        # value have a step.
         steps = ((name, _step(node)) for name, node in objects.properties.items())
-        self._repairing_properties: Dict[Any, _Step] = {name: step for name, step in steps if step is not None}
-        self._repairing_additional = _step(objects.additional)
-        self._repairing_prefix = tuple(_step(node) for node in arrays.prefix)
-        self._repairing_items = _step(arrays.items)
+        self.repairing_properties: Dict[Any, Step] = {name: step for name, step in steps if step is not None}
+        self.repairing_additional = _step(objects.additional)
+        self.repairing_prefix = tuple(_step(node) for node in arrays.prefix)
+        self.repairing_items = _step(arrays.items)
         self._walks_objects = self.admits(OBJECT) and bool(
-            objects.aliases or self._repairing_properties or self._repairing_additional
+            objects.aliases or self.repairing_properties or self.repairing_additional
         )
-        self._walks_arrays = self.admits(ARRAY) and (self._repairing_items is not None or any(self._repairing_prefix))
+        self._walks_arrays = self.admits(ARRAY) and (self.repairing_items is not None or any(self.repairing_prefix))
         self._checks_objects = bool(
             objects.required
             or objects.aliases
@@ -199,9 +175,10 @@ class TypedNode(Node):
             or any(node is not ANY for node in objects.properties.values())
         )
         self._checks_arrays = arrays.items is not None or any(node is not ANY for node in arrays.prefix)
-        self._first_item: Optional[Node] = None
+        #: The node of an array's first element where arrays are admitted: what a single value is wrapped into.
+        self.first_item: Optional[Node] = None
         if admitted is not None and ARRAY in admitted:
-            self._first_item = arrays.prefix[0] if arrays.prefix else arrays.items or ANY
+            self.first_item = arrays.prefix[0] if arrays.prefix else arrays.items or ANY
         self.repairs = self._walks_objects or self._walks_arrays or self._converts()
         self.handlers = {}
         from_string = self._string_converter()
@@ -298,7 +275,7 @@ class TypedNode(Node):
     def _repair_members(self, value: Any) -> Any:
         if self.objects.aliases:
             value = self._restore_names(value)
-        repairing, additional = self._repairing_properties, self._repairing_additional
+        repairing, additional = self.repairing_properties, self.repairing_additional
         properties = self.objects.properties
         repaired = None
         for key, item in value.items():
@@ -333,7 +310,7 @@ class TypedNode(Node):
         return restored if renamed else value
 
     def _repair_items(self, value: Any) -> Any:
-        prefix, items = self._repairing_prefix, self._repairing_items
+        prefix, items = self.repairing_prefix, self.repairing_items
         prefix_length = len(prefix)
         repaired = None
         for index, item in enumerate(value):
@@ -404,7 +381,7 @@ class TypedNode(Node):
         is wrapped only when the element repairs it into another kind (``"5"`` for integers, ``'{"a": 1}'``
         for objects): then it was one value's literal.
         """
-        first = self._first_item
+        first = self.first_item
         if first is None or kind is None or kind == ARRAY:
             return MISSING
         if kind == STRING:
@@ -513,11 +490,11 @@ class UnionNode(Node):
         return any(branch.admits(kind) for branch in self.branches)
 
     def fits(self, value: Any) -> bool:
-        _charge()
+        charge()
         return any(branch.fits(value) for branch in self.branches)
 
     def repair(self, value: Any) -> Any:
-        _charge()
+        charge()
         kind = json_kind(value)
         admitting = [branch for branch in self.branches if branch.admits(kind)]
         candidates: List[Any] = []
@@ -566,226 +543,15 @@ class AllNode(Node):
         return all(member.admits(kind) for member in self.members)
 
     def fits(self, value: Any) -> bool:
-        _charge()
+        charge()
         return all(member.fits(value) for member in self.members)
 
     def repair(self, value: Any) -> Any:
         if self.repairer is None:
             return value
-        _charge()
+        charge()
         repaired = self.repairer.repair(value)
         return repaired if repaired is value or self.admits(json_kind(repaired)) else value
 
 
 NEVER: Node = TypedNode(frozenset(), NO_OBJECT_RULES, NO_ARRAY_RULES, coerce=False)
-
-
-class _Compiler:
-    """One schema compiled; nodes are memoized per (subschema object, depth), so that shared and recursive
-    subschemas cost once per depth and every walk ends at ``MAX_DEPTH``."""
-
-    def __init__(self, root: Any, coerce: bool) -> None:
-        self._root = root
-        self._coerce = coerce
-        self._nodes: Dict[Tuple[int, int], Node] = {}
-
-    def nodes(self) -> List[Node]:
-        return list(self._nodes.values())
-
-    def compile(self, schema: Any, depth: int) -> Node:
-        if schema is False:
-            return NEVER
-        if not isinstance(schema, dict) or depth >= MAX_DEPTH:
-            return ANY
-        key = (id(schema), depth)
-        node = self._nodes.get(key)
-        if node is None:
-            node = self._nodes[key] = self._keywords(schema, depth + 1)
-        return node
-
-    def _keywords(self, schema: Dict[Any, Any], depth: int) -> Node:
-        members = []
-        if "$ref" in schema:
-            target = resolve_local_ref(self._root, schema["$ref"])
-            members.append(ANY if target is MISSING else self.compile(target, depth))
-        for keyword in ("anyOf", "oneOf"):
-            branches = schema.get(keyword)
-            if isinstance(branches, list) and branches:
-                members.append(_union([self.compile(branch, depth) for branch in branches]))
-        all_of = schema.get("allOf")
-        if isinstance(all_of, list):
-            members.extend(self.compile(member, depth) for member in all_of)
-        members.append(self._typed(schema, depth))
-        return _conjunction(members)
-
-    def _typed(self, schema: Dict[Any, Any], depth: int) -> Node:
-        admitted = _admitted_kinds(schema)
-        enum = _allowed_values(schema)
-        objects = self._object_rules(schema, depth)
-        arrays = self._array_rules(schema, depth)
-        if enum is None:
-            if admitted is None and objects is NO_OBJECT_RULES and arrays is NO_ARRAY_RULES:
-                return ANY
-            return TypedNode(admitted, objects, arrays, self._coerce)
-        listed = _listed_kinds(enum)
-        inner = TypedNode(listed if admitted is None else admitted & listed, objects, arrays, self._coerce)
-        return EnumNode(enum, inner)
-
-    def _object_rules(self, schema: Dict[Any, Any], depth: int) -> ObjectRules:
-        declared = schema.get("properties")
-        properties = (
-            {name: self.compile(sub, depth) for name, sub in declared.items()} if isinstance(declared, dict) else {}
-        )
-        required = schema.get("required")
-        required_names = tuple(name for name in required if isinstance(name, str)) if isinstance(required, list) else ()
-        additional = None
-        if "patternProperties" not in schema:  # keys matching a pattern are not "additional": leave them all
-            additional = self._optional(schema.get("additionalProperties"), depth)
-        aliases = {alias: name for name, alias in provider_aliases(properties).items()}
-        if not (aliases or required_names or additional is not None) and all(n is ANY for n in properties.values()):
-            return NO_OBJECT_RULES
-        return ObjectRules(properties, required_names, additional, aliases)
-
-    def _array_rules(self, schema: Dict[Any, Any], depth: int) -> ArrayRules:
-        prefix_schemas, rest = schema.get("prefixItems"), schema.get("items")
-        if isinstance(rest, list):  # drafts 4 to 2019-09: "items" as a list, then "additionalItems"
-            prefix_schemas, rest = rest, schema.get("additionalItems")
-        prefix = tuple(self.compile(sub, depth) for sub in prefix_schemas) if isinstance(prefix_schemas, list) else ()
-        items = self._optional(rest, depth)
-        if items is None and all(node is ANY for node in prefix):
-            return NO_ARRAY_RULES
-        return ArrayRules(prefix, items)
-
-    def _optional(self, schema: Any, depth: int) -> Optional[Node]:
-        """The node for an optional subschema keyword; None when it constrains nothing."""
-        if schema is None:
-            return None
-        node = self.compile(schema, depth)
-        return None if node is ANY else node
-
-
-def _admitted_kinds(schema: Dict[Any, Any]) -> Optional[FrozenSet[str]]:
-    """The kinds ``type`` (and OpenAPI's ``nullable``) admit; None when ``type`` is absent or not understood."""
-    declared = schema.get("type")
-    names = [declared] if isinstance(declared, str) else declared
-    if not isinstance(names, list) or not all(isinstance(name, str) and name in JSON_TYPES for name in names):
-        return None
-    kinds = set(names)
-    if schema.get("nullable") is True:
-        kinds.add(NULL)
-    if NUMBER in kinds:
-        kinds.add(INTEGER)
-    return frozenset(kinds)
-
-
-def _allowed_values(schema: Dict[Any, Any]) -> Optional[Tuple[Any, ...]]:
-    if "const" in schema:
-        return (schema["const"],)
-    enum = schema.get("enum")
-    return tuple(enum) if isinstance(enum, list) else None
-
-
-def _listed_kinds(members: Tuple[Any, ...]) -> FrozenSet[str]:
-    """The kinds of an enum's values (an integer is a number too, as with ``type``)."""
-    kinds = {kind for kind in map(json_kind, members) if kind is not None}
-    if NUMBER in kinds:
-        kinds.add(INTEGER)
-    return frozenset(kinds)
-
-
-def _union(branches: Sequence[Node]) -> Node:
-    if any(branch is ANY for branch in branches):
-        return ANY  # one branch admits every value as it is
-    if len(branches) == 1:
-        return branches[0]
-    return _merge_disjoint(branches) or UnionNode(tuple(branches))
-
-
-def _merge_disjoint(branches: Sequence[Node]) -> Optional[Node]:
-    """One ``TypedNode`` equivalent to a union of plain typed branches that admit disjoint kinds.
-
-    ``anyOf: [{type: string}, {type: null}]`` is ``type: [string, null]``: since no two branches admit the same
-    kind, the branch a value belongs to is known from its kind, and the union rules give the same answers as
-    the type-list rules. This keeps ``Optional`` fields (the common case) off the slow union path.
-    """
-    typed = [branch for branch in branches if isinstance(branch, TypedNode)]
-    if len(typed) < len(branches):
-        return None
-    kinds: Set[str] = set()
-    for branch in typed:
-        if branch.admitted is None or kinds & branch.admitted:
-            return None
-        kinds |= branch.admitted
-    objects = next((branch.objects for branch in typed if branch.admits(OBJECT)), NO_OBJECT_RULES)
-    arrays = next((branch.arrays for branch in typed if branch.admits(ARRAY)), NO_ARRAY_RULES)
-    return TypedNode(frozenset(kinds), objects, arrays, typed[0].coerce)
-
-
-def _conjunction(members: Sequence[Node]) -> Node:
-    constraining = [member for member in members if member is not ANY]
-    if len(constraining) <= 1:
-        return constraining[0] if constraining else ANY
-    repairing = [member for member in constraining if member.repairs]
-    if len(repairing) > 1:
-        return ANY  # two repairs could disagree: a schema we do not understand, so values are left alone
-    return AllNode(tuple(constraining), repairing[0] if repairing else None)
-
-
-class Plan:
-    """A schema compiled: its node tree (the reference), and the function that repairs by it (the same answers,
-    specialised to the schema where that pays; see ``_specialize``), which starts each call's union budget when
-    the plan has unions (it raises ``UnionBudgetError`` when that runs out)."""
-
-    __slots__ = ("schema", "node", "repair")
-
-    def __init__(self, schema: Any, node: Node, repair: Callable[[Any], Any]) -> None:
-        #: Kept alive, so that its id, the cache key, is not reused.
-        self.schema = schema
-        self.node = node
-        self.repair = repair
-
-
-#: id(schema) -> plan, one cache per mode.
-PLANS: Dict[bool, Dict[int, Plan]] = {True: {}, False: {}}
-_PLANS_LOCK = threading.Lock()
-
-
-def apply_schema(parameters: Any, value: Any, coerce: bool, specialised: bool = True) -> Any:
-    """``value`` repaired (``coerce``) or renamed only, by the plan of a parameters schema or tool definition.
-
-    The plan is compiled on first use and cached by identity: a schema changed in place afterwards keeps its
-    old plan. Each call gets a fresh union budget; when it runs out, the value comes back as it is.
-    ``specialised=False`` walks the generic node tree, the reference the specialised functions must agree with.
-    """
-    plan = PLANS[coerce].get(id(parameters)) or compile_plan(parameters, coerce)
-    _budget.left = UNION_BUDGET
-    try:
-        return plan.repair(value) if specialised else plan.node.repair(value)
-    except UnionBudgetError:
-        return value
-
-
-def _budgeted(repair: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def repair_within_budget(value: Any) -> Any:
-        _budget.left = UNION_BUDGET
-        return repair(value)
-
-    return repair_within_budget
-
-
-def compile_plan(parameters: Any, coerce: bool) -> Plan:
-    from ._specialize import specialize  # it builds on this module's nodes
-
-    root = tool_parameters(parameters)
-    compiler = _Compiler(root, coerce)
-    node = compiler.compile(root, 0)
-    repair = specialize(node) if coerce else node.repair
-    if any(isinstance(compiled, (UnionNode, AllNode)) for compiled in compiler.nodes()):
-        repair = _budgeted(repair)
-    plan = Plan(parameters, node, repair)
-    cache = PLANS[coerce]
-    with _PLANS_LOCK:  # only misses take it: a hit is one dict lookup
-        if len(cache) >= CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-        cache[id(parameters)] = plan
-    return plan
