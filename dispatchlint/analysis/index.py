@@ -519,7 +519,7 @@ class _ModuleIndexer:
                 scope.put(scope.env, name, _either_nested(flows) if elifs else _either(tuple(f for f, _ in flows)))
             elif table is scope.callables:
                 # what any branch looked up may be called: the first branch's, with the others' beside it
-                held = _with_alternatives([value for value, _ in runs if value is not _ABSENT])
+                held = _with_alternatives([cast(_Callable, value) for value, _ in runs if value is not _ABSENT])
                 self._put_or_drop(scope, scope.callables, name, held)
             else:
                 # a parameter piece only when every branch agrees
