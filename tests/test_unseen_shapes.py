@@ -302,3 +302,27 @@ class ScheduleManager:
 """
     project = _project(tmp_path, {"agent/schedule.py": source})
     assert run_cli(project, "--format", "json", "--select", "ALL").findings() == []
+
+
+def test_a_command_handler_parsing_its_own_options_is_not_a_tool(tmp_path: Path, run_cli) -> None:
+    """Keys that spell a tool's name (``search``) make a table a tool table only until its readers show what
+    they hand it: here the words of a command line, so the handler's ``json.loads`` is no DL201."""
+    source = """
+import json
+from typing import List
+
+
+class SearchCommand:
+    def _parse_args(self, args, spec):
+        return {name: args[index] for index, name in enumerate(spec)}
+
+    def cmd_search(self, args: List[str]) -> int:
+        parsed = self._parse_args(args, {"query": {}, "tags": {}})
+        return len(json.loads(parsed["tags"]))
+
+    def handle(self, args: List[str]) -> int:
+        commands = {"search": self.cmd_search}
+        return commands[args[0]](args[1:])
+"""
+    project = _project(tmp_path, {"agent/cli.py": source})
+    assert run_cli(project, "--format", "json", "--select", "ALL").findings() == []

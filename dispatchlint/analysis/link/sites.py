@@ -500,16 +500,22 @@ class Dispatches:
         return list(self._tool_tables[dispatched_only])
 
     def _find_tool_tables(self, dispatched_only: bool) -> List[LinkedTable]:
+        """A table keyed by declared tool names holds tools only while nothing says otherwise: once the project
+        reads it, what its readers hand it decides (``commands[args[0]](args[1:])`` runs a command line's
+        handlers, whatever their keys spell)."""
         schema_names = set(self.catalog.schemas)
         dispatched = {
             id(table_of(site))
             for site in self.sites
             if table_of(site) is not None and (site.unguarded or (site.tool_like and site.verdict == GATED))
         }
+        read = {id(table_of(site)) for site in self.sites if table_of(site) is not None}
         return [
             table
             for table in self.catalog.tables.values()
-            if id(table) in dispatched or table.configured or (not dispatched_only and table.keys & schema_names)
+            if id(table) in dispatched
+            or table.configured
+            or (not dispatched_only and id(table) not in read and table.keys & schema_names)
         ]
 
     def sites_of(self, table: LinkedTable) -> List[TableSite]:
