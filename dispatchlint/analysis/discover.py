@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from dispatchlint.analysis._globs import Glob, literal_name
 
 #: Folders that never hold the project's own agent code.
 DEFAULT_EXCLUDES = (
@@ -66,12 +67,22 @@ def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
 _LONGEST_PATH = 4096
 
 
+@dataclass(frozen=True)
+class _Rule:
+    glob: Glob
+    negate: bool
+    directory_only: bool
+    #: The name the pattern matches at any depth when it is nothing else (``node_modules``), else None.
+    name: Optional[str]
+
+
 class PathMatcher:
     """Gitignore-style patterns: ``name`` matches at any depth, ``a/b`` and ``/a`` are anchored, ``**`` spans
-    folders, a trailing ``/`` matches folders only, ``!pattern`` re-includes."""
+    folders, a trailing ``/`` matches folders only, ``!pattern`` re-includes. Matching never backtracks (see
+    :mod:`dispatchlint.analysis._globs`), whatever the patterns and the names."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        self._rules: List[Tuple[Pattern[str], bool, bool]] = []
+        self._rules: List[_Rule] = []
         for raw in patterns:
             pattern = raw.strip()
             if not pattern or pattern.startswith("#"):
@@ -81,63 +92,55 @@ class PathMatcher:
             directory_only = pattern.endswith("/")
             pattern = pattern.rstrip("/")
             anchored = "/" in pattern
-            pattern = re.sub(r"\*{3,}", "**", pattern.lstrip("/"))
-            if len(re.sub(r"\*\*/|\*", "", pattern)) > _LONGEST_PATH:
-                continue  # it can match no path; compiling a regex of megabytes would take a minute
-            regex = _glob_to_regex(pattern)
-            prefix = "" if anchored else "(?:.*/)?"
-            self._rules.append((re.compile(f"^{prefix}{regex}$"), negate, directory_only))
-        # Without a re-including pattern, any match excludes: one regex of them all decides (a run tests every
-        # file, and every folder of its path, against every pattern).
-        self._negates = any(negate for _, negate, _ in self._rules)
-        self._for_files = _either([regex for regex, _, directory_only in self._rules if not directory_only])
-        self._for_folders = _either([regex for regex, _, _ in self._rules])
+            pattern = pattern.lstrip("/")
+            if len(pattern.replace("*", "")) > _LONGEST_PATH:
+                continue  # it can match no path
+            name = None if anchored else literal_name(pattern)
+            self._rules.append(_Rule(Glob(pattern, anchored), negate, directory_only, name))
+        # Without a re-including pattern, any match excludes: the names matched at any depth are looked up in a
+        # set, and only the other patterns are matched one by one (a run tests every file against them all).
+        self._negates = any(rule.negate for rule in self._rules)
+        self._names: Dict[bool, Set[str]] = {False: set(), True: set()}
+        self._globs: Dict[bool, List[Glob]] = {False: [], True: []}
+        for rule in self._rules:
+            for is_dir in (True,) if rule.directory_only else (False, True):
+                if rule.name is not None:
+                    self._names[is_dir].add(rule.name)
+                else:
+                    self._globs[is_dir].append(rule.glob)
+        #: Whether a folder is excluded by a pattern matching it (not by one above it), by its relative path.
+        self._folders: Dict[str, bool] = {}
 
     def matches(self, relative: str, is_dir: bool = False) -> bool:
         """Whether ``relative`` (posix, relative to the root) or one of its parent folders is excluded."""
-        parts = relative.split("/")
-        for depth in range(1, len(parts) + 1):
-            candidate = "/".join(parts[:depth])
-            candidate_is_dir = depth < len(parts) or is_dir
-            if self.decide(candidate, candidate_is_dir):
+        slash = relative.find("/")
+        while slash >= 0:
+            folder = relative[:slash]
+            excluded = self._folders.get(folder)
+            if excluded is None:
+                excluded = self._folders[folder] = bool(self.decide(folder, True))
+            if excluded:
                 return True
-        return False
+            slash = relative.find("/", slash + 1)
+        return bool(self.decide(relative, is_dir))
 
     def decide(self, candidate: str, is_dir: bool) -> Optional[bool]:
         """What the last pattern matching ``candidate`` itself says: excluded, re-included, or nothing."""
+        name = candidate[candidate.rfind("/") + 1 :]
         if not self._negates:
-            either = self._for_folders if is_dir else self._for_files
-            return True if either is not None and either.match(candidate) else None
+            if name in self._names[is_dir]:
+                return True
+            for glob in self._globs[is_dir]:
+                if glob.matches(candidate):
+                    return True
+            return None
         decision = None
-        for regex, negate, directory_only in self._rules:
-            if directory_only and not is_dir:
+        for rule in self._rules:
+            if rule.directory_only and not is_dir:
                 continue
-            if regex.match(candidate):
-                decision = not negate
+            if rule.name == name if rule.name is not None else rule.glob.matches(candidate):
+                decision = not rule.negate
         return decision
-
-
-def _either(regexes: List[Pattern[str]]) -> Optional[Pattern[str]]:
-    """One regex matching what any of ``regexes`` matches (None: there are none)."""
-    return re.compile("|".join(f"(?:{regex.pattern})" for regex in regexes)) if regexes else None
-
-
-def _glob_to_regex(pattern: str) -> str:
-    out = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-            continue
-        if pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-            continue
-        out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
-        index += 1
-    return "".join(out)
 
 
 def _read_patterns(path: Path) -> Optional[PathMatcher]:
