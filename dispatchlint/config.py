@@ -110,6 +110,8 @@ def load_config(path: Optional[Path]) -> Config:
         raise ConfigError(f"{path}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    except RecursionError as error:
+        raise _nested_too_deeply(path) from error
     tool = data.get("tool", {})
     if isinstance(tool, dict) and "dispatchlint" in tool:
         section = tool["dispatchlint"]
@@ -138,8 +140,15 @@ def declares_project(folder: Path) -> bool:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return False
+    except RecursionError as error:  # whether it is a project of its own cannot be decided
+        raise _nested_too_deeply(pyproject) from error
     tool = data.get("tool")
     return isinstance(tool, dict) and "dispatchlint" in tool
+
+
+def _nested_too_deeply(path: Path) -> ConfigError:
+    """A TOML file nested deeper than the parser's recursion bound (arrays or inline tables within each other)."""
+    return ConfigError(f"{path}: nested too deeply to read (arrays or tables within each other)")
 
 
 def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:

@@ -246,3 +246,37 @@ def test_modules_nested_500_levels_deep_are_fixed_like_any_other(tmp_path: Path)
     assert completed.returncode == 0, completed.stderr[-2000:]
     fixed = (FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py").read_text(encoding="utf-8")
     assert (project / "taskbot" / "builtin.py").read_text(encoding="utf-8") == fixed + "\nDEPTH = " + "-" * 500 + "1\n"
+
+
+_DEEP_TOML = {
+    "arrays": "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "inline tables": "x = " + "{a = " * 100_000 + "1" + "}" * 100_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("where", ["root", "subfolder", "--config"])
+@pytest.mark.parametrize("nesting", sorted(_DEEP_TOML))
+def test_a_configuration_nested_too_deeply_to_read_is_a_configuration_error_naming_it(
+    tmp_path: Path, where: str, nesting: str
+) -> None:
+    """A pyproject.toml (the root's, any folder's that mentions dispatchlint, or one given with ``--config``)
+    nested 100,000 levels deep: exit 2, the file named, no internal error."""
+    project = _project_with(tmp_path, {})
+    text = "[tool.dispatchlint]\n" + _DEEP_TOML[nesting]
+    target = {"root": project, "subfolder": project / "hostile", "--config": tmp_path}[where] / "pyproject.toml"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    completed = _run_child(project, *(["--config", str(target)] if where == "--config" else []), timeout=120)
+    assert completed.returncode == 2
+    assert f"error: {target}: nested too deeply to read" in completed.stderr, completed.stderr[-2000:]
+    assert "internal error" not in completed.stderr
+
+
+@pytest.mark.parametrize("document", ["[" * 100_000 + "]" * 100_000, '{"a": ' * 100_000 + "1" + "}" * 100_000])
+def test_a_baseline_nested_too_deeply_to_read_is_an_error_naming_it(tmp_path: Path, document: str) -> None:
+    project = _project_with(tmp_path, {})
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(document, encoding="utf-8")
+    completed = _run_child(project, "--baseline", str(baseline), timeout=120)
+    assert completed.returncode == 2
+    assert f"error: {baseline}: not a dispatchlint baseline (nested too deeply to read)" in completed.stderr
