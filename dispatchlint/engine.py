@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.cache import FactsCache, read_files, user_cache_folder
-from dispatchlint.analysis.discover import Ignores, SourceFile, discover, find_root, module_name
+from dispatchlint.analysis.discover import Ignores, SourceFile, discover, find_root, module_name, workspace_of
 from dispatchlint.analysis.locations import Location
 from dispatchlint.config import Config, ConfigError, declares_project, load_config
 from dispatchlint.findings import Finding
@@ -236,7 +236,7 @@ def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opti
 
 def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     """Analyse the whole project of ``plan``; report the findings that concern its targets."""
-    cache = FactsCache(plan.cache) if plan.cache is not None else None
+    cache = FactsCache(plan.cache, workspace=workspace_of(plan.root)) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
     read = read_files(list(plan.files), cache, plan.config.max_file_size, options.contents)
     errors = list(read.problems)

@@ -174,6 +174,13 @@ def _git_top(root: Path) -> Optional[Tuple[Path, Path]]:
     return None
 
 
+def workspace_of(root: Path) -> Path:
+    """The checkout ``root`` lies in (its git work tree), or ``root`` itself outside git: what a pull request to
+    the project can write."""
+    top = _git_top(root)
+    return top[0] if top else root
+
+
 class Ignores:
     """What a project leaves out: the built-in folders and ``exclude`` (relative to the root), and what git
     ignores: ``.git/info/exclude`` and the ``.gitignore`` of every folder from the work tree's top down, each
