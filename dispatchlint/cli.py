@@ -315,7 +315,7 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     type=click.IntRange(min=0),
     default=0,
     metavar="N",
-    help="Worker processes for indexing (0: one per CPU).",
+    help="Worker processes for indexing, at most (0: one per CPU; never more than the CPUs or the work).",
 )
 @_option(_INFO, "--show-files", is_flag=True, help="List the files the run analyses, and exit.")
 @_option(_INFO, "--show-settings", is_flag=True, help="Print the resolved settings, and exit.")
@@ -604,7 +604,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return on_deep_stack(lambda: _command(argv))
     except click.exceptions.Exit as done:
         return int(done.exit_code)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aborted", err=True)
         return EXIT_ERROR
     except click.ClickException as error:

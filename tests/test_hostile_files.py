@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 import libcst
 import pytest
@@ -280,3 +282,146 @@ def test_a_baseline_nested_too_deeply_to_read_is_an_error_naming_it(tmp_path: Pa
     completed = _run_child(project, "--baseline", str(baseline), timeout=120)
     assert completed.returncode == 2
     assert f"error: {baseline}: not a dispatchlint baseline (nested too deeply to read)" in completed.stderr
+
+
+#: Files Python accepts that libcst would take minutes or more to parse (each bracket of a pattern or of a
+#: deletion target multiplies its time), or that it nests deeper than any walk of its tree can follow.
+TOO_COMPLEX: Dict[str, str] = {
+    "tuples_12.py": "match x:\n    case " + "(" * 12 + "a" + ",)" * 12 + ":\n        pass\n",  # 51 s before
+    "lists_150.py": "match x:\n    case " + "[" * 150 + "a" + "]" * 150 + ":\n        pass\n",
+    "groups_30.py": "match x:\n    case " + "(" * 30 + "a" + ")" * 30 + ":\n        pass\n",
+    "mappings_12.py": "match x:\n    case " + "{'k': " * 12 + "a" + "}" * 12 + ":\n        pass\n",
+    "classes_30.py": "match x:\n    case " + "C(k=" * 30 + "a" + ")" * 30 + ":\n        pass\n",
+    "del_30.py": "if x:\n    del " + "(" * 30 + "a" + ",)" * 30 + "\n",
+    "or_20000.py": "x = " + " or ".join(["a"] * 20_000) + "\n",
+    "and_20000.py": "x = " + " and ".join(["a"] * 20_000) + "\n",
+    "import_20000.py": "import " + ".".join(["a"] * 20_000) + "\n",
+}
+#: A hundred patterns nested eight tuples deep: each is parsed in a fifth of a second, all of them in twenty.
+SLOW = "match x:\n" + ("    case " + "(" * 8 + "a" + ",)" * 8 + ":\n        pass\n") * 100
+
+
+def _errors(completed: subprocess.CompletedProcess) -> Dict[str, dict]:
+    return {error["path"]: error for error in json.loads(completed.stdout)["errors"]}
+
+
+def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes_on(tmp_path: Path) -> None:
+    for source in TOO_COMPLEX.values():
+        compile(source, "check", "exec")  # Python accepts every one of them
+    project = _project_with(tmp_path, TOO_COMPLEX)
+    started = time.monotonic()
+    completed = _run_child(project, timeout=120)
+    assert time.monotonic() - started < 60
+    assert completed.returncode == 2 and _locations(completed) == EXAMPLE_FINDINGS, completed.stderr[-2000:]
+    errors = _errors(completed)
+    assert sorted(errors) == sorted(f"hostile/{name}" for name in TOO_COMPLEX)
+    assert {error["kind"] for error in errors.values()} == {"too-complex-file"}
+    assert "a `case` pattern nested 12 brackets deep (line 2)" in errors["hostile/tuples_12.py"]["message"]
+    assert "a `del` target nested 30 brackets deep (line 2)" in errors["hostile/del_30.py"]["message"]
+    assert "thousands of `or` or `and` operands" in errors["hostile/or_20000.py"]["message"]
+    assert "internal error" not in completed.stderr
+
+
+def test_a_file_that_outlasts_its_time_is_killed_and_is_the_run_s_error(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dispatchlint.analysis import indexing
+
+    monkeypatch.setattr(indexing, "FILE_SECONDS", 2.0)
+    project = _project_with(tmp_path, {"slow.py": SLOW})
+    started = time.monotonic()
+    result = run_cli(project, "--format", "json")
+    assert time.monotonic() - started < 15
+    assert result.exit_code == 2 and result.locations() == EXAMPLE_FINDINGS
+    (error,) = json.loads(result.stdout)["errors"]
+    assert (error["path"], error["kind"]) == ("hostile/slow.py", "too-complex-file")
+    assert "indexing it took longer than 2 s, the time a file of its size is given" in error["message"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="workers are looked for in /proc")
+def test_ctrl_c_stops_a_run_within_a_second_and_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """Interrupted while its worker is deep in libcst's parser (which holds the interpreter's lock, so a run
+    parsing in its own process could not even see the signal)."""
+    project = _project_with(tmp_path, {"slow.py": SLOW})
+    command = [sys.executable, "-m", "dispatchlint", "--no-cache", str(project)]
+    child = subprocess.Popen(command, cwd=project, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    assert child.poll() is None, "the run ended before it was interrupted"
+    interrupted = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=30)
+    assert time.monotonic() - interrupted < 1.0
+    assert child.returncode == 2 and stderr.decode().strip().endswith("aborted")
+    left = [
+        entry.name
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and str(project).encode() in _command_line(entry)
+    ]
+    assert not left, "workers outlived the run"
+
+
+def _command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _count_workers(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    from dispatchlint.analysis import _workers
+
+    started: List[int] = []
+    real_start = _workers._start
+
+    def start(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started.append(1)
+        return real_start(*args, **kwargs)
+
+    monkeypatch.setattr(_workers, "_start", start)
+    return started
+
+
+@pytest.mark.parametrize("files", [10, 100])
+def test_jobs_are_capped_at_the_work_and_the_cpus(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int
+) -> None:
+    """``--jobs 512`` forked 512 processes up front (14 GB): workers are started for the files there are to
+    index, one per 32 of them, and never more than the CPUs."""
+    from dispatchlint.analysis._workers import usable_cpus
+
+    started = _count_workers(monkeypatch)
+    project = _project_with(tmp_path, {f"m{number}.py": f"VALUE = {number}\n" for number in range(files)})
+    result = run_cli(project, "--format", "json", "--jobs", "512")
+    assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
+    indexed = len(list(project.rglob("*.py")))
+    assert 1 <= len(started) <= min(usable_cpus(), max(1, indexed // 32))
+
+
+@pytest.mark.parametrize("kills", ["once", "always"])
+def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kills: str
+) -> None:
+    """A worker killed (as the out-of-memory killer would) while it indexes a file: the file is indexed again in
+    a new worker; killed again, it is the run's error, and every other file's findings stand."""
+    from dispatchlint.analysis import index
+
+    real_index_source = index.index_source
+    marker = tmp_path / "killed-once"
+
+    def killed(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
+        if path == "hostile/victim.py" and (kills == "always" or not marker.exists()):
+            marker.touch()
+            os.kill(os.getpid(), 9)
+        return real_index_source(path, module, is_package, source)
+
+    monkeypatch.setattr(index, "index_source", killed)  # the workers are forked: they inherit the stand-in
+    project = _project_with(tmp_path, {"victim.py": "VALUE = 1\n"})
+    result = run_cli(project, "--format", "json", "--jobs", "4")
+    assert result.locations() == EXAMPLE_FINDINGS
+    errors = json.loads(result.stdout)["errors"]
+    if kills == "once":
+        assert result.exit_code == 1 and errors == []
+    else:
+        assert result.exit_code == 2
+        assert [(error["path"], error["kind"]) for error in errors] == [("hostile/victim.py", "worker-died")]
+        assert "the process indexing it died, twice (killed by SIGKILL)" in errors[0]["message"]
