@@ -37,6 +37,8 @@ from dispatchlint.report import (
     render_settings,
     render_statistics,
     render_text,
+    visible,
+    visible_lines,
 )
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.rules import RULES
@@ -368,7 +370,7 @@ def _run(options: _Options, report: _Report) -> int:
     if options.fix and not options.diff:  # --diff shows the fixes instead of writing them, as Ruff's does
 
         def waiting(root: Path) -> None:
-            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
+            click.echo(visible(f"Another dispatchlint --fix is running on {root}; waiting for it to finish"), err=True)
 
         # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
         with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
@@ -388,7 +390,7 @@ def _run(options: _Options, report: _Report) -> int:
         return _diff(results, options, report)
     errors = [error for result in results for error in result.errors]
     for error in errors:
-        click.echo(f"error: {error}", err=True)
+        click.echo(visible(f"error: {error}"), err=True)
     cwd = Path.cwd()
     found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
     if baseline is not None and recorded is None:
@@ -503,7 +505,7 @@ def _render(
 def _note(options: _Options, text: str) -> None:
     """A message for the user on stderr, which ``--quiet`` leaves out."""
     if text and not options.quiet:
-        click.echo(text, err=True, nl=False)
+        click.echo(visible_lines(text), err=True, nl=False)
 
 
 def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
@@ -521,7 +523,7 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
     for result in results:
         for name, seconds in result.file_times:
             took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
-            click.echo(f"timing: {_shown_path(result.root / name, cwd)}: {took}", err=True)
+            click.echo(f"timing: {visible(_shown_path(result.root / name, cwd))}: {took}", err=True)
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
         click.echo(f"timing: {len(result.file_times)} files; {stages}", err=True)
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
@@ -611,10 +613,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         error.show()
         return EXIT_ERROR
     except (UsageError, ConfigError, FixError, BaselineError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(visible_lines(f"error: {error}"), err=True)
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed
-        click.echo(f"internal error: {type(error).__name__}: {error} (please report it)", err=True)
+        click.echo(visible(f"internal error: {type(error).__name__}: {error} (please report it)"), err=True)
         return EXIT_ERROR
 
 
