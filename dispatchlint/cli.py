@@ -138,6 +138,9 @@ def _refuse_conflicts(options: _Options) -> None:
         raise UsageError("--update-baseline needs --baseline FILE")
     if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
         raise UsageError("--stdin-filename checks stdin: give no PATHS (or `-`)")
+    stdin_file = options.stdin_filename
+    if stdin_file is not None and (stdin_file.name in ("", ".", "..") or stdin_file.is_dir()):
+        raise UsageError(f"--stdin-filename names the file stdin holds, not a folder: {stdin_file}")
 
 
 def _use_color(choice: str, tty: bool) -> bool:
@@ -350,6 +353,7 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(render_explanation(_rule_docs()[rule], options.machine))
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
+    _refuse_to_overwrite_sources(options, paths, run_options)
     if options.show_files or options.show_settings:
         plans = plan_run(paths, run_options)
         shown = render_files(plans, Path.cwd(), options.machine) if options.show_files else None
@@ -404,6 +408,18 @@ def _run(options: _Options, report: _Report) -> int:
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if found and not options.exit_zero else EXIT_CLEAN
+
+
+def _refuse_to_overwrite_sources(options: _Options, paths: Sequence[Path], run_options: RunOptions) -> None:
+    """``--output-file`` and ``--baseline`` must not name a file the run analyses: the report (or the baseline)
+    would replace it, after ``--fix`` had written it."""
+    written = {name: getattr(options, name) for name in ("output_file", "baseline") if getattr(options, name)}
+    if not written:
+        return
+    analysed = {source.path.resolve() for plan in plan_run(paths, run_options) for source in plan.files}
+    for name, path in written.items():
+        if path.resolve() in analysed:
+            raise UsageError(f"{_flag(name)} {path} is one of the files analysed: writing there would replace it")
 
 
 def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
