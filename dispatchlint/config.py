@@ -128,11 +128,11 @@ def declares_project(folder: Path) -> bool:
     """Whether ``folder`` is a project root of its own: its ``pyproject.toml`` has a ``[tool.dispatchlint]``
     table. A file that does not parse declares nothing here (it is reported if it becomes the root)."""
     pyproject = folder / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
     try:
+        if not pyproject.is_file():
+            return False
         text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):  # a folder that cannot be searched: it is said when it is walked
         return False
     if "dispatchlint" not in text:  # most pyproject files: no need to parse them
         return False

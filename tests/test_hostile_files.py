@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -425,3 +426,81 @@ def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
         assert result.exit_code == 2
         assert [(error["path"], error["kind"]) for error in errors] == [("hostile/victim.py", "worker-died")]
         assert "the process indexing it died, twice (killed by SIGKILL)" in errors[0]["message"]
+
+
+def test_a_link_out_of_the_project_is_never_read_nor_written(tmp_path: Path) -> None:
+    """A committed ``x.py -> /proc/self/environ`` printed the CI environment in a DL001 snippet, and ``--fix``
+    wrote through a link to a module outside the project: both are left out, with a warning naming them, whether
+    discovered or named on the command line."""
+    project = _project_with(tmp_path, {})
+    (project / "taskbot" / "x.py").symlink_to("/proc/self/environ")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    builtin = project / "taskbot" / "builtin.py"
+    builtin.rename(outside / "builtin.py")
+    builtin.symlink_to(outside / "builtin.py")
+    (project / "elsewhere").symlink_to(outside, target_is_directory=True)
+    before = (outside / "builtin.py").read_bytes()
+    environment = {**subprocess_env(), "CI_SECRET": "s3cr3t-token"}
+    for args in ([], ["taskbot/x.py", "taskbot/builtin.py"], ["--fix"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "dispatchlint", "--no-cache", *args],
+            cwd=project,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert completed.returncode in (0, 1), completed.stderr
+        assert "s3cr3t-token" not in completed.stdout + completed.stderr
+        warnings = completed.stderr
+        assert "warning: taskbot/x.py: a link to /proc/" in warnings
+        assert f"warning: taskbot/builtin.py: a link to {outside / 'builtin.py'}, outside the project" in warnings
+        assert f"warning: elsewhere: a link to {outside}, outside the project; it is not read" in warnings
+        assert warnings.count("taskbot/builtin.py: a link") == 1
+    assert (outside / "builtin.py").read_bytes() == before
+
+
+def _without_permission_checks_dropped() -> List[str]:
+    """The command prefix under which file permissions apply: none for a user, and for root (whom the kernel lets
+    read anything) ``setpriv`` dropping the two capabilities that bypass them."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    capabilities = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={capabilities}", f"--inh-caps={capabilities}"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv") is None,
+    reason="running as root without setpriv, which drops the capabilities that bypass permissions",
+)
+def test_a_folder_that_cannot_be_read_or_searched_is_a_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A folder that cannot be listed (mode 000) and one that can be listed but not searched (mode 600): each is
+    named in a warning and left out, as Ruff does, and every other file is analysed (it aborted the run with a
+    PermissionError). As root, the run is made under ``setpriv`` so that the permissions apply."""
+    project = _project_with(tmp_path, {})
+    for folder, mode in (("locked", 0o000), ("unsearchable", 0o600)):
+        (project / folder / "sub").mkdir(parents=True)
+        (project / folder / "tool.py").write_text("VALUE = 1\n", encoding="utf-8")
+        (project / folder / "pyproject.toml").write_text("[tool.dispatchlint]\n", encoding="utf-8")
+        (project / folder).chmod(mode)
+    try:
+        completed = subprocess.run(
+            [*_without_permission_checks_dropped(), sys.executable, "-m", "dispatchlint", "--no-cache"],
+            cwd=project,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+    finally:
+        for folder in ("locked", "unsearchable"):
+            (project / folder).chmod(0o700)
+    assert completed.returncode == 1, completed.stderr
+    for folder in ("locked", "unsearchable"):
+        message = f"warning: {folder}: cannot read this folder (Permission denied); the files in it are not analysed"
+        assert message in completed.stderr
+    assert "Found 3 findings." in completed.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -40,19 +40,37 @@ class SourceFile:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A file or folder left out that no setting asked to leave out: a warning names it."""
+
+    #: Relative to the root, in POSIX form.
+    path: str
+    reason: str
+
+    @classmethod
+    def link(cls, path: str, target: Path) -> "LeftOut":
+        return cls(path, f"a link to {target}, outside the project; it is not read")
+
+    @classmethod
+    def unreadable(cls, path: str, error: OSError) -> "LeftOut":
+        return cls(path, f"cannot read this folder ({error.strerror or error}); the files in it are not analysed")
+
+
+@dataclass(frozen=True)
 class Discovery:
     #: The project's files, in a stable order.
     files: List[SourceFile]
     #: Folders below the root that are projects of their own (their ``pyproject.toml`` configures dispatchlint):
     #: left out here, to be analysed and configured on their own.
     subprojects: List[Path]
+    #: Folders that cannot be read, links that lead out of the project.
+    left_out: List[LeftOut] = field(default_factory=list)
 
 
 def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
     """The project ``path`` belongs to: the nearest folder at or above it whose ``pyproject.toml`` configures
     dispatchlint (``declares_project``); else the nearest with a ``pyproject.toml`` or ``.git``; else its folder."""
-    start = path.resolve()
-    folder = start if start.is_dir() else start.parent
+    folder = path.resolve() if path.is_dir() else path.parent.resolve()  # a link to a file is where it is
     candidates = [folder, *folder.parents]
     for candidate in candidates:
         if declares_project(candidate):
@@ -237,25 +255,51 @@ class Ignores:
     def _gitignore(self, folder: Path) -> Optional[PathMatcher]:
         if folder not in self._gitignores:
             gitignore = folder / ".gitignore"
-            self._gitignores[folder] = _read_patterns(gitignore) if gitignore.is_file() else None
+            try:
+                present = gitignore.is_file()
+            except OSError:  # a folder that cannot be searched has no .gitignore to read
+                present = False
+            self._gitignores[folder] = _read_patterns(gitignore) if present else None
         return self._gitignores[folder]
 
 
 def discover(
     root: Path, ignores: Ignores, declares_project: Callable[[Path], bool] = lambda folder: False
 ) -> Discovery:
-    """Every ``.py`` file under ``root`` that is not left out, in a stable order, and the sub-projects found."""
+    """Every ``.py`` file under ``root`` that is not left out, in a stable order, and the sub-projects found.
+
+    A folder that cannot be read (or searched) is left out with a warning and the rest is analysed, as Ruff does;
+    so is a symbolic link that leads out of the project (``x.py -> /proc/self/environ``): what lies outside the
+    root is never read, nor written by a fix.
+    """
     source_roots = _source_roots(root)
     found: List[SourceFile] = []
     subprojects: List[Path] = []
-    for folder, dirnames, filenames in os.walk(root):
+    left_out: List[LeftOut] = []
+
+    def unreadable(error: OSError) -> None:
+        folder = relative_to(root, Path(error.filename)) if error.filename else None
+        left_out.append(LeftOut.unreadable(folder or ".", error))
+
+    for folder, dirnames, filenames in os.walk(root, onerror=unreadable):
         folder_path = Path(folder)
         relative_folder = folder_path.relative_to(root).as_posix()
         relative_folder = "" if relative_folder == "." else relative_folder
+        try:
+            os.stat(os.path.join(folder, os.curdir))  # listed, but searchable? Its entries cannot be looked at
+        except OSError as error:
+            left_out.append(LeftOut.unreadable(relative_folder or ".", error))
+            dirnames[:] = []
+            continue
         kept = []
         for name in sorted(dirnames):
             child = folder_path / name
-            if ignores.excluded(child, is_dir=True, relative=f"{relative_folder}/{name}" if relative_folder else name):
+            relative = f"{relative_folder}/{name}" if relative_folder else name
+            if ignores.excluded(child, is_dir=True, relative=relative):
+                continue
+            outside = link_out_of(root, child)  # never walked into (links are not followed); said when it leaves
+            if outside is not None:
+                left_out.append(LeftOut.link(relative, outside))
                 continue
             if declares_project(child):
                 subprojects.append(child)
@@ -263,15 +307,29 @@ def discover(
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py") or not _is_regular_or_unreadable(os.path.join(folder, name)):
+            if not name.endswith(".py"):
                 continue
             path = folder_path / name
             relative = f"{relative_folder}/{name}" if relative_folder else name
             if ignores.excluded(path, is_dir=False, relative=relative):
                 continue
+            outside = link_out_of(root, path)
+            if outside is not None:
+                left_out.append(LeftOut.link(relative, outside))
+                continue
+            if not _is_regular_or_unreadable(os.path.join(folder, name)):
+                continue
             module, is_package = module_name(relative, source_roots)
             found.append(SourceFile(path, relative, module, is_package))
-    return Discovery(found, subprojects)
+    return Discovery(found, subprojects, left_out)
+
+
+def link_out_of(root: Path, path: Path) -> Optional[Path]:
+    """Where ``path`` leads when it is a symbolic link to something outside ``root`` (resolved), else None."""
+    if not os.path.islink(path):
+        return None
+    target = Path(os.path.realpath(path))
+    return None if target == root or root in target.parents else target
 
 
 def _is_regular_or_unreadable(path: str) -> bool:
