@@ -291,9 +291,13 @@ TOO_COMPLEX: Dict[str, str] = {
     "tuples_12.py": "match x:\n    case " + "(" * 12 + "a" + ",)" * 12 + ":\n        pass\n",  # 51 s before
     "lists_150.py": "match x:\n    case " + "[" * 150 + "a" + "]" * 150 + ":\n        pass\n",
     "groups_30.py": "match x:\n    case " + "(" * 30 + "a" + ")" * 30 + ":\n        pass\n",
-    "mappings_12.py": "match x:\n    case " + "{'k': " * 12 + "a" + "}" * 12 + ":\n        pass\n",
+    "mappings_12.py": "match x:\n    case 1:\n        pass\n\n    # next\n    case "
+    + "{'k': " * 12
+    + "a"
+    + "}" * 12
+    + ":\n        pass\n",
     "classes_30.py": "match x:\n    case " + "C(k=" * 30 + "a" + ")" * 30 + ":\n        pass\n",
-    "del_30.py": "if x:\n    del " + "(" * 30 + "a" + ",)" * 30 + "\n",
+    "del_30.py": "x = 1\n# a comment line before it\ndel " + "(" * 30 + "a" + ",)" * 30 + "\n",
     "or_20000.py": "x = " + " or ".join(["a"] * 20_000) + "\n",
     "and_20000.py": "x = " + " and ".join(["a"] * 20_000) + "\n",
     "import_20000.py": "import " + ".".join(["a"] * 20_000) + "\n",
@@ -318,7 +322,7 @@ def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes
     assert sorted(errors) == sorted(f"hostile/{name}" for name in TOO_COMPLEX)
     assert {error["kind"] for error in errors.values()} == {"too-complex-file"}
     assert "a `case` pattern nested 12 brackets deep (line 2)" in errors["hostile/tuples_12.py"]["message"]
-    assert "a `del` target nested 30 brackets deep (line 2)" in errors["hostile/del_30.py"]["message"]
+    assert "a `del` target nested 30 brackets deep (line 3)" in errors["hostile/del_30.py"]["message"]
     assert "thousands of `or` or `and` operands" in errors["hostile/or_20000.py"]["message"]
     assert "internal error" not in completed.stderr
 

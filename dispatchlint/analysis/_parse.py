@@ -109,6 +109,8 @@ def refuse_exponential_parse(source: bytes) -> None:
                         f"takes exponential time on (more than {_BACKTRACKING_NESTING[statement]} deep)"
                     )
                 statement = ""
+            elif kind in (tokenize.COMMENT, tokenize.NL):
+                continue  # not part of any statement: the next token starts one or not as before
             elif at_start and kind == tokenize.NAME and text in _BACKTRACKING_NESTING:
                 statement, line, depth, deepest = text, token.start[0], 0, 0
             elif kind == tokenize.OP and text in _OPENING:

@@ -68,13 +68,14 @@ def run_jobs(
     done: Callable[[int, Union[_Result, Lost]], None],
     memory: Optional[int] = None,
 ) -> None:
-    """``work(job)`` for each of ``jobs`` on up to ``processes`` worker processes (never more than the jobs);
-    ``done`` is told each job's index and what it gave, or why it gave nothing, as they finish.
+    """``work(job)`` for each of ``jobs`` on up to ``processes`` (at least one) worker processes, started as the
+    jobs need them; ``done`` is told each job's index and what it gave, or why it gave nothing, as they finish.
 
     ``seconds(job)`` is the time a job is given. A job whose worker dies is tried once more in a new worker (the
     system may have killed it for another's memory), unless ``memory`` is set: then each job runs in a worker of
     its own that may add at most ``memory`` bytes to what it starts with, and dying is running out of it.
     """
+    processes = max(1, processes)
     queue: Deque[int] = deque(range(len(jobs)))
     retried: Set[int] = set()
     idle: List[_Worker] = []
@@ -91,7 +92,7 @@ def run_jobs(
 
     try:
         while queue or busy:
-            while queue and len(busy) < max(1, processes):
+            while queue and len(busy) < processes:
                 worker = idle.pop() if idle else _start(work, memory)
                 worker.job = queue.popleft()
                 worker.deadline = time.monotonic() + seconds(jobs[worker.job])

@@ -141,7 +141,7 @@ def index_read(
     to index (None: from the cache); ``progress`` is told after each file indexed how many of how many are done."""
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
-    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
+    pending: List[Tuple[int, str, _Job]] = []
     with without_cycle_collection(long_lived=True):  # decoded facts: millions of records alive, in no cycle
         for source, data, key in files:
             cached = load_facts(cache, key, source) if cache is not None else None
