@@ -5,6 +5,7 @@ which a Ctrl-C could not interrupt."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -129,6 +130,18 @@ def _lost(job: _Job, loss: Lost, large: bool) -> _Outcome:
     return Problem(job[0], ProblemKind.WORKER_DIED, message), 0.0
 
 
+def _load_the_indexer() -> None:
+    """The indexer and libcst's native parser (which libcst loads on its first parse), loaded here once per
+    process rather than by every worker anew: workers are forked from this process where the platform forks, and
+    a library or a server that analyses again and again pays for them once."""
+    import dispatchlint.analysis.index  # noqa: F401
+
+    try:
+        importlib.import_module("libcst.native")
+    except ImportError:  # a libcst that parses otherwise loads what it needs on its own
+        pass
+
+
 def index_read(
     files: Sequence[ReadFile],
     cache: Optional[FactsCache],
@@ -151,6 +164,8 @@ def index_read(
                 timings[source.relative] = None
             slots.append(cached)
     indexed: Dict[str, _Outcome] = {}
+    if pending:
+        _load_the_indexer()
 
     def index(work: List[_Job], processes: int, large: bool) -> None:
         def finished(number: int, outcome: Union[_Outcome, Lost]) -> None:
