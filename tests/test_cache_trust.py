@@ -295,3 +295,19 @@ def test_a_file_name_that_is_not_utf_8_is_cached_like_any_other(run_cli, project
         result = run_cli(project, "--format", "json", cache=True)
         assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS, result.stderr
     assert "from the cache" in run_cli(project, "-v", cache=True).stderr
+
+
+def test_the_checkout_is_the_git_work_tree_unless_it_holds_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key in ``checkout/.state`` is refused for a project in ``checkout/backend`` (a pull request could commit
+    it); a work tree that holds the home folder (dotfiles) is the user's, and only the project counts."""
+    from dispatchlint.analysis.discover import workspace_of
+
+    project = tmp_path / "checkout" / "backend"
+    project.mkdir(parents=True)
+    (tmp_path / "checkout" / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    assert workspace_of(project) == tmp_path / "checkout"
+    monkeypatch.setenv("HOME", str(tmp_path / "checkout"))
+    assert workspace_of(project) == project

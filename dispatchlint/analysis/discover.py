@@ -193,10 +193,17 @@ def _git_top(root: Path) -> Optional[Tuple[Path, Path]]:
 
 
 def workspace_of(root: Path) -> Path:
-    """The checkout ``root`` lies in (its git work tree), or ``root`` itself outside git: what a pull request to
-    the project can write."""
+    """What a pull request to the project can write: the checkout ``root`` lies in (its git work tree), or
+    ``root`` itself outside git, or when the work tree holds the user's home folder (a repository of dotfiles is
+    the user's own, and so is what their home holds)."""
     top = _git_top(root)
-    return top[0] if top else root
+    if top is None:
+        return root
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):  # no home folder to tell
+        return top[0]
+    return root if home == top[0] or top[0] in home.parents else top[0]
 
 
 class Ignores:
