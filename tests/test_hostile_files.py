@@ -357,12 +357,7 @@ def test_ctrl_c_stops_a_run_within_a_second_and_leaves_no_worker_behind(tmp_path
     _, stderr = child.communicate(timeout=30)
     assert time.monotonic() - interrupted < 1.0
     assert child.returncode == 2 and stderr.decode().strip().endswith("aborted")
-    left = [
-        entry.name
-        for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and str(project).encode() in _command_line(entry)
-    ]
-    assert not left, "workers outlived the run"
+    assert not _processes_naming(project), "workers outlived the run"
 
 
 def _command_line(process: Path) -> bytes:
@@ -508,3 +503,36 @@ def test_a_folder_that_cannot_be_read_or_searched_is_a_warning_and_the_run_goes_
         message = f"warning: {folder}: cannot read this folder (Permission denied); the files in it are not analysed"
         assert message in completed.stderr
     assert "Found 3 findings." in completed.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="workers are looked for in /proc")
+def test_workers_of_a_run_killed_outright_end_after_their_file(tmp_path: Path) -> None:
+    """SIGKILL leaves a run no chance to kill its workers: each one ends once its file is done, not never (the
+    pipe does not close for them, as every worker holds the run's ends of the pipes of those started before)."""
+    seconds_of_parsing = "match x:\n" + ("    case " + "(" * 8 + "a" + ",)" * 8 + ":\n        pass\n") * 25
+    project = _project_with(tmp_path, {"slow.py": seconds_of_parsing})
+    command = [sys.executable, "-m", "dispatchlint", "--no-cache", str(project)]
+    child = subprocess.Popen(command, cwd=project, env=subprocess_env(), stdout=subprocess.DEVNULL)
+    time.sleep(3)
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _processes_naming(project):
+        time.sleep(0.5)
+    assert not _processes_naming(project), "workers outlived their run"
+
+
+def _processes_naming(project: Path) -> List[str]:
+    return [
+        entry.name
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and str(project).encode() in _command_line(entry)
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_worker_bounds_its_own_cpu_time_for_a_run_that_is_gone() -> None:
+    spin = "from dispatchlint.analysis._workers import _bound_cpu\n_bound_cpu(1.0)\nwhile True:\n    pass\n"
+    started = time.monotonic()
+    completed = subprocess.run([sys.executable, "-c", spin], env=subprocess_env(), timeout=60, check=False)
+    assert completed.returncode == -signal.SIGXCPU and time.monotonic() - started < 20

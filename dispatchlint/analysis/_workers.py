@@ -98,7 +98,7 @@ def run_jobs(
                 worker.deadline = time.monotonic() + seconds(jobs[worker.job])
                 busy.append(worker)
                 try:
-                    worker.connection.send(jobs[worker.job])
+                    worker.connection.send((jobs[worker.job], seconds(jobs[worker.job])))
                 except OSError:  # it died while idle
                     lose(worker, Lost(LossKind.DIED, _ending(worker)))
             if not busy:
@@ -161,20 +161,48 @@ def _ending(worker: _Worker) -> str:
 
 
 def _serve(connection: Connection, work: Callable[[Any], Any], memory: Optional[int]) -> None:
-    """A worker: run the jobs the pipe brings, one after the other, on one deep-stack thread, until it closes."""
+    """A worker: run the jobs the pipe brings, one after the other, on one deep-stack thread, until it closes or
+    the run that started it is gone.
+
+    A run that is killed outright (SIGKILL) cannot kill its workers, and the pipe does not close for them (every
+    worker forked holds the run's ends of the pipes of those forked before it): so a worker looks up between jobs
+    to see whether its parent is still there, and bounds its own CPU time for each job by the time the job is
+    given, so that no worker outlives its run by more than that.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the run's to handle: it kills its workers
     if memory is not None:
         bound_memory(memory)
+    parent = os.getppid()
 
     def serve() -> None:
-        while True:
+        while os.getppid() == parent:
+            if not connection.poll(_ORPHAN_SECONDS):
+                continue
             try:
-                job = connection.recv()
+                job, seconds = connection.recv()
             except EOFError:
                 return
+            _bound_cpu(seconds + _ORPHAN_SECONDS)
             connection.send(work(job))
 
     on_deep_stack(serve)
+
+
+#: How often an idle worker looks up to see whether its run is still there, and how much CPU time a job may use
+#: beyond its time (the run kills it at its time; the bound is for a run that is gone).
+_ORPHAN_SECONDS = 1.0
+
+
+def _bound_cpu(seconds: float) -> None:
+    """The process may use ``seconds`` more of CPU time, then the system ends it (where the platform can say)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    bound = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (bound if hard == resource.RLIM_INFINITY else min(bound, hard), hard))
 
 
 def bound_memory(limit: int) -> None:
