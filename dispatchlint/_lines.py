@@ -21,3 +21,8 @@ def split_lines(text: str) -> List[str]:
 def split_lines_keeping_ends(text: str) -> List[str]:
     """``text``'s lines with their ends, so that joining them gives ``text`` back."""
     return _LINE.findall(text)
+
+
+def line_number(text: str, offset: int) -> int:
+    """The line ``text[offset]`` is on, numbered from 1 as Python numbers them."""
+    return len(_LINE_END.findall(text, 0, offset)) + 1

@@ -79,6 +79,8 @@ def read_baseline(path: Path) -> Set[str]:
         raise BaselineError(f"{path}: cannot read the baseline: {error.strerror or error}") from error
     except ValueError as error:
         raise BaselineError(f"{path}: not a dispatchlint baseline (invalid JSON: {error})") from error
+    except RecursionError as error:
+        raise BaselineError(f"{path}: not a dispatchlint baseline (nested too deeply to read)") from error
     if not isinstance(data, dict) or "version" not in data:
         raise BaselineError(f"{path}: not a dispatchlint baseline (no version)")
     if data["version"] != _VERSION:

@@ -46,6 +46,8 @@ from dispatchlint.report import (
     render_settings,
     render_statistics,
     render_text,
+    visible,
+    visible_lines,
 )
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.rules import RULES
@@ -145,6 +147,9 @@ def _refuse_conflicts(options: _Options) -> None:
         raise UsageError("--update-baseline needs --baseline FILE")
     if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
         raise UsageError("--stdin-filename checks stdin: give no PATHS (or `-`)")
+    stdin_file = options.stdin_filename
+    if stdin_file is not None and (stdin_file.name in ("", ".", "..") or stdin_file.is_dir()):
+        raise UsageError(f"--stdin-filename names the file stdin holds, not a folder: {stdin_file}")
 
 
 def _use_color(choice: str, tty: bool) -> bool:
@@ -324,7 +329,7 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     type=click.IntRange(min=0),
     default=0,
     metavar="N",
-    help="Worker processes for indexing (0: one per CPU).",
+    help="Worker processes for indexing, at most (0: one per CPU; never more than the CPUs or the work).",
 )
 @_option(_INFO, "--show-files", is_flag=True, help="List the files the run analyses, and exit.")
 @_option(_INFO, "--show-settings", is_flag=True, help="Print the resolved settings, and exit.")
@@ -357,6 +362,7 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(render_explanation(_rule_docs()[rule], options.machine))
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
+    _refuse_to_overwrite_sources(options, paths, run_options)
     if options.show_files or options.show_settings:
         plans = plan_run(paths, run_options)
         shown = render_files(plans, Path.cwd(), options.machine) if options.show_files else None
@@ -379,7 +385,7 @@ def _run(options: _Options, report: _Report) -> int:
     if options.fix and not options.diff:  # --diff shows the fixes instead of writing them, as Ruff's does
 
         def waiting(root: Path) -> None:
-            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
+            click.echo(visible(f"Another dispatchlint --fix is running on {root}; waiting for it to finish"), err=True)
 
         # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
         roots = [plan.root for plan in plan_run(paths, run_options)]
@@ -407,7 +413,7 @@ def _run(options: _Options, report: _Report) -> int:
         return _diff(results, options, report)
     errors = [error for result in results for error in result.errors]
     for error in errors:
-        click.echo(f"error: {error}", err=True)
+        click.echo(visible(f"error: {error}"), err=True)
     if baseline is not None and recorded is None:
         _note(options, _record_baseline(baseline, _reported(results, None)[0]))
         return EXIT_ERROR if errors else EXIT_CLEAN
@@ -426,6 +432,18 @@ def _reported(results: Sequence[RunResult], recorded: Optional[Set[str]]) -> Tup
     cwd = Path.cwd()
     found = [item for result in results for item in keyed(result.findings, result.root, cwd)]
     return split_by_baseline(found, recorded) if recorded is not None else (found, 0)
+
+
+def _refuse_to_overwrite_sources(options: _Options, paths: Sequence[Path], run_options: RunOptions) -> None:
+    """``--output-file`` and ``--baseline`` must not name a file the run analyses: the report (or the baseline)
+    would replace it, after ``--fix`` had written it."""
+    written = {name: getattr(options, name) for name in ("output_file", "baseline") if getattr(options, name)}
+    if not written:
+        return
+    analysed = {source.path.resolve() for plan in plan_run(paths, run_options) for source in plan.files}
+    for name, path in written.items():
+        if path.resolve() in analysed:
+            raise UsageError(f"{_flag(name)} {path} is one of the files analysed: writing there would replace it")
 
 
 def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
@@ -533,7 +551,7 @@ def _render(
 def _note(options: _Options, text: str) -> None:
     """A message for the user on stderr, which ``--quiet`` leaves out."""
     if text and not options.quiet:
-        click.echo(text, err=True, nl=False)
+        click.echo(visible_lines(text), err=True, nl=False)
 
 
 def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
@@ -551,7 +569,7 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
     for result in results:
         for name, seconds in result.file_times:
             took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
-            click.echo(f"timing: {_shown_path(result.root / name, cwd)}: {took}", err=True)
+            click.echo(f"timing: {visible(_shown_path(result.root / name, cwd))}: {took}", err=True)
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
         click.echo(f"timing: {len(result.file_times)} files; {stages}", err=True)
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
@@ -657,22 +675,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with stopping_rolls_back():  # an interrupt while --fix writes lets it roll back first
             return on_deep_stack(lambda: _command(argv))
-    except KeyboardInterrupt:
-        click.echo("aborted", err=True)
-        return EXIT_ERROR
     except click.exceptions.Exit as done:
         return int(done.exit_code)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aborted", err=True)
         return EXIT_ERROR
     except click.ClickException as error:
         error.show()
         return EXIT_ERROR
     except (UsageError, ConfigError, FixError, BaselineError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(visible_lines(f"error: {error}"), err=True)
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - never a traceback for the user; say what failed
-        click.echo(f"internal error: {type(error).__name__}: {error} (please report it)", err=True)
+        click.echo(visible(f"internal error: {type(error).__name__}: {error} (please report it)"), err=True)
         return EXIT_ERROR
 
 

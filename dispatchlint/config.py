@@ -110,6 +110,8 @@ def load_config(path: Optional[Path]) -> Config:
         raise ConfigError(f"{path}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    except RecursionError as error:
+        raise _nested_too_deeply(path) from error
     tool = data.get("tool", {})
     if isinstance(tool, dict) and "dispatchlint" in tool:
         section = tool["dispatchlint"]
@@ -126,11 +128,11 @@ def declares_project(folder: Path) -> bool:
     """Whether ``folder`` is a project root of its own: its ``pyproject.toml`` has a ``[tool.dispatchlint]``
     table. A file that does not parse declares nothing here (it is reported if it becomes the root)."""
     pyproject = folder / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
     try:
+        if not pyproject.is_file():
+            return False
         text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):  # a folder that cannot be searched: it is said when it is walked
         return False
     if "dispatchlint" not in text:  # most pyproject files: no need to parse them
         return False
@@ -138,8 +140,15 @@ def declares_project(folder: Path) -> bool:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return False
+    except RecursionError as error:  # whether it is a project of its own cannot be decided
+        raise _nested_too_deeply(pyproject) from error
     tool = data.get("tool")
     return isinstance(tool, dict) and "dispatchlint" in tool
+
+
+def _nested_too_deeply(path: Path) -> ConfigError:
+    """A TOML file nested deeper than the parser's recursion bound (arrays or inline tables within each other)."""
+    return ConfigError(f"{path}: nested too deeply to read (arrays or tables within each other)")
 
 
 def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:

@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.analysis.cache import FactsCache, read_files, user_cache_folder
-from dispatchlint.analysis.discover import Ignores, SourceFile, discover, find_root, module_name
+from dispatchlint.analysis.discover import (
+    Ignores,
+    LeftOut,
+    SourceFile,
+    discover,
+    find_root,
+    link_out_of,
+    module_name,
+    workspace_of,
+)
 from dispatchlint.analysis.locations import Location
 from dispatchlint.config import Config, ConfigError, declares_project, load_config
 from dispatchlint.findings import Finding
@@ -83,6 +92,8 @@ class RunPlan:
     cache: Optional[Path]
     #: Folders among the targets that configure dispatchlint themselves: projects of their own, left out here.
     subprojects: Tuple[Path, ...] = ()
+    #: What discovery left out on its own: folders it cannot read, links that lead out of the project.
+    left_out: Tuple[LeftOut, ...] = ()
 
     def reported(self, source: SourceFile) -> bool:
         return self.concerns(source.relative)
@@ -178,7 +189,7 @@ def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opt
     """One plan per project the ``paths`` lie in, and per project of its own that a folder among them holds:
     each is analysed and configured on its own."""
     cwd = cwd or Path.cwd()
-    targets = tuple((cwd / path).resolve() for path in (paths or [Path(".")]))
+    targets = tuple(_target(cwd / path) for path in (paths or [Path(".")]))
     for target in targets:
         if not target.exists() and target not in options.contents:
             raise UsageError(f"{target}: no such file or directory")
@@ -191,6 +202,14 @@ def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opt
         for subproject in plan.subprojects:
             pending.setdefault(subproject, []).append(subproject)
     return plans
+
+
+def _target(path: Path) -> Path:
+    """A path as named, absolute: a link to a file stays where it is (in the project it is committed to, which
+    may not read through it), anything else is resolved."""
+    if path.is_symlink() and not path.is_dir():
+        return path.parent.resolve() / path.name
+    return path.resolve()
 
 
 def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> RunPlan:
@@ -216,6 +235,13 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
     ]
     if options.force_exclude:
         explicit = [path for path in explicit if not ignores.excluded(path, is_dir=False)]
+    left_out = list(discovery.left_out)
+    for path in [path for path in explicit if path not in options.contents]:
+        outside = link_out_of(root, path)
+        if outside is not None:
+            explicit.remove(path)
+            said = LeftOut.link(path.relative_to(root).as_posix(), outside)
+            left_out += [] if said in left_out else [said]
     return RunPlan(
         root,
         source if source.is_file() else None,
@@ -225,6 +251,7 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
         targets,
         user_cache_folder() if options.use_cache else None,
         tuple(sub for sub in discovery.subprojects if _under(sub, targets)),
+        tuple(left_out),
     )
 
 
@@ -236,7 +263,7 @@ def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Opti
 
 def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     """Analyse the whole project of ``plan``; report the findings that concern its targets."""
-    cache = FactsCache(plan.cache) if plan.cache is not None else None
+    cache = FactsCache(plan.cache, workspace=workspace_of(plan.root)) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
     read = read_files(list(plan.files), cache, plan.config.max_file_size, options.contents)
     errors = list(read.problems)
@@ -278,6 +305,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         for item in results.unknown_codes
     ]
     warnings += results.unresolved_settings
+    warnings += [f"{_shown(item.path, plan.root, cwd)}: {item.reason}" for item in plan.left_out]
     warnings += cache.warnings if cache is not None else []
     errors.extend(results.parse_errors)
     problems = tuple(problem.moved(_shown(problem.path, plan.root, cwd)) for problem in errors)

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.analysis.facts import Call, ModuleFacts, Span
 from dispatchlint.analysis.link import GATED, ChainSite, Project, Site, table_of
+from dispatchlint.report._visible import visible
 
 
 class _Edge(str, Enum):
@@ -80,7 +81,7 @@ class _Picture:
 
 
 def _text(label: str) -> str:
-    return label.replace('"', "'").replace("<", "&lt;").replace(">", "&gt;")
+    return visible(label).replace('"', "'").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _where(module: ModuleFacts, span: Span) -> str:

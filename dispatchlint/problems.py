@@ -20,6 +20,13 @@ class ProblemKind(Enum):
     #: The file is too large or complex to analyse within the memory a file is given: the run fails (exit 2),
     #: the other files are still checked.
     TOO_LARGE = "too-large-file"
+    #: The file would take longer to analyse than a file is given, or nests deeper than its analysis can follow
+    #: (a construct libcst parses in exponential time, thousands of chained operands): the run fails (exit 2),
+    #: the other files are still checked.
+    TOO_COMPLEX = "too-complex-file"
+    #: The process indexing the file died on each try (the system killed it, or the parser crashed): the run
+    #: fails (exit 2), the other files are still checked.
+    WORKER_DIED = "worker-died"
 
     @property
     def fails_run(self) -> bool:

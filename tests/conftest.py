@@ -46,9 +46,11 @@ class Run:
 
 @pytest.fixture(autouse=True, scope="session")
 def private_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The facts cache of every test run (in-process or a child process) lives in a folder of its own."""
+    """The facts cache of every test run (in-process or a child process) lives in a folder of its own, and so does
+    the key its entries are signed with."""
     folder = tmp_path_factory.mktemp("cache") / "dispatchlint"
     os.environ["DISPATCHLINT_CACHE_DIR"] = str(folder)
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
     return folder
 
 
@@ -104,3 +106,19 @@ def write_project(root: Path, files: dict, config: dict = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
     return root
+
+
+def read_entry(entry: Path) -> str:
+    """The text of a cache entry (``<cache>/<kind>-<format>/<xx>/<key>.json``), its signature checked."""
+    from dispatchlint.analysis.cache import FactsCache
+
+    text = FactsCache(entry.parents[2]).read(entry.parents[1].name.rsplit("-", 1)[0], entry.stem)
+    assert text is not None, f"{entry} does not verify"
+    return text
+
+
+def write_entry(entry: Path, text: str) -> None:
+    """Replace a cache entry's text, signed with the user's key as the cache signs it."""
+    from dispatchlint.analysis.cache import FactsCache
+
+    FactsCache(entry.parents[2]).write(entry.parents[1].name.rsplit("-", 1)[0], entry.stem, text)

@@ -1,16 +1,22 @@
 """Nothing a repository holds can run code or change findings through the facts cache: entries are JSON,
-validated field by field, kept in the user's own private folder; a cache that cannot be written is a warning."""
+validated field by field, kept in the user's own private folder and signed with the user's own key (so that a
+cache folder inside a checkout, where a pull request can commit entries, is safe too); a cache that cannot be
+written is a warning; an entry is keyed by everything that can change it, the interpreter and libcst too."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, read_entry, subprocess_env, write_entry
 from dispatchlint.analysis import _facts_json, cache
 from dispatchlint.analysis.discover import Ignores, discover
 from dispatchlint.analysis.facts import ModuleFacts
@@ -91,29 +97,26 @@ def test_a_well_formed_entry_in_the_repository_changes_no_finding(run_cli, proje
     ],
 )
 def test_a_malformed_entry_in_the_users_cache_is_a_miss(run_cli, project: Path, tmp_path: Path, damage) -> None:
-    import json
-
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
     (entry,) = [
         path
         for path in (tmp_path / "user-cache" / FACTS).rglob("*.json")
-        if json.loads(path.read_text(encoding="utf-8"))["path"] == "taskbot/loop.py"
+        if json.loads(read_entry(path))["path"] == "taskbot/loop.py"
     ]
-    data = json.loads(entry.read_text(encoding="utf-8"))
+    data = json.loads(read_entry(entry))
     damage(data)
-    entry.write_text(json.dumps(data), encoding="utf-8")
+    write_entry(entry, json.dumps(data))  # signed with the user's key: what is checked is the entry itself
     with pytest.raises(_facts_json.InvalidFacts):
-        _facts_json.loads_record(entry.read_text(encoding="utf-8"), ModuleFacts)
+        _facts_json.loads_record(read_entry(entry), ModuleFacts)
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
 
 
 def test_an_entry_of_another_file_is_a_miss(run_cli, project: Path, tmp_path: Path) -> None:
     """Facts are believed only for the file they were computed for, whatever their key."""
     keys = dict((source.relative, key) for source, key in _keys(project))
-    folder = tmp_path / "user-cache" / FACTS / keys["taskbot/loop.py"][:2]
-    folder.mkdir(parents=True)
     other = next(source for source, _ in _keys(project) if source.relative == "taskbot/context.py")
-    (folder / f"{keys['taskbot/loop.py']}.json").write_text(_facts_json.dumps(_loop_without_dispatches(other)))
+    entry = tmp_path / "user-cache" / FACTS / keys["taskbot/loop.py"][:2] / f"{keys['taskbot/loop.py']}.json"
+    write_entry(entry, _facts_json.dumps(_loop_without_dispatches(other)))
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
 
 
@@ -170,3 +173,141 @@ def test_facts_with_a_lone_surrogate_are_cached_and_read_back(tmp_path) -> None:
     text = _facts_json.dumps(facts)
     text.encode("utf-8")  # what the cache writes
     assert _facts_json.loads_record(text, ModuleFacts) == facts
+
+
+def _forge_no_dispatches(folder: Path, key_file: Path) -> int:
+    """What an attacker commits: the facts of the loop and of the pool (under their real keys), saying they
+    dispatch nothing, signed with the attacker's own key, and no stored results (so that the project is linked
+    from them)."""
+    forger = cache.FactsCache(folder, key_file)
+    forged = 0
+    for entry in (folder / FACTS).rglob("*.json"):
+        facts = _facts_json.loads_record(forger.read("facts", entry.stem) or "", ModuleFacts)
+        if facts.path in ("taskbot/loop.py", "taskbot/pool.py"):
+            forger.write("facts", entry.stem, _facts_json.dumps(ModuleFacts(facts.path, facts.module, False)))
+            forged += 1
+    for entry in folder.glob("results-*/*/*.json"):
+        entry.unlink()
+    return forged
+
+
+def test_entries_committed_to_a_cache_folder_inside_the_checkout_change_no_finding(
+    run_cli, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI keeps the cache in the checkout (``XDG_CACHE_HOME=$PWD/.cache``), and a pull request commits entries
+    computed offline that say "no dispatches": signed with the attacker's key, they verify only under it."""
+    monkeypatch.delenv("DISPATCHLINT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
+    attacker = tmp_path / "attacker-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(attacker))
+    assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
+    assert _forge_no_dispatches(project / ".cache" / "dispatchlint", attacker / "dispatchlint" / "cache-key") == 2
+    under_the_forgers_key = run_cli(project, "--format", "json", cache=True).locations()
+    assert under_the_forgers_key == {("DL201", "taskbot/builtin.py:13")}  # the forgery is what a key stops
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "victim-state"))
+    victim = run_cli(project, "--format", "json", cache=True)
+    assert victim.locations() == EXAMPLE_FINDINGS and victim.exit_code == 1 and "warning" not in victim.stderr
+
+
+def test_a_cache_key_inside_the_checkout_is_not_used(
+    run_cli, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key a pull request could commit next to the entries it forges is no key: the cache is not used."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(project / ".state"))
+    result = run_cli(project, "--format", "json", cache=True)
+    key = project / ".state" / "dispatchlint" / "cache-key"
+    assert f"warning: the cache key {key} is inside the project {project}; the cache is not used" in result.stderr
+    assert result.locations() == EXAMPLE_FINDINGS and not key.exists()
+    assert not list((tmp_path / "user-cache").rglob("*.json"))
+
+
+def test_an_entry_moved_under_another_key_does_not_verify(tmp_path: Path) -> None:
+    store = cache.FactsCache(tmp_path / "user-cache")
+    store.write("facts", "a" * 64, "{}")
+    assert store.read("facts", "a" * 64) == "{}"
+    moved = tmp_path / "user-cache" / FACTS / "bb" / f"{'b' * 64}.json"
+    moved.parent.mkdir()
+    shutil.copy(tmp_path / "user-cache" / FACTS / "aa" / f"{'a' * 64}.json", moved)
+    assert store.read("facts", "b" * 64) is None and store.read("results", "a" * 64) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_key_others_can_read_is_not_used(run_cli, project: Path, tmp_path: Path) -> None:
+    run_cli(project, "--format", "json", cache=True)
+    key = Path(os.environ["XDG_STATE_HOME"]) / "dispatchlint" / "cache-key"
+    mode = key.stat().st_mode
+    try:
+        key.chmod(0o644)
+        result = run_cli(project, "--format", "json", cache=True)
+    finally:
+        key.chmod(mode)
+    assert f"warning: the cache key {key} is not a private key of this user; the cache is not used" in result.stderr
+    assert result.locations() == EXAMPLE_FINDINGS
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_an_entry_that_is_a_fifo_or_a_device_is_a_miss_never_waited_on(
+    project: Path, tmp_path: Path, kind: str
+) -> None:
+    """Every entry of the cache (facts and results) replaced by a FIFO, or by a link to an endless device: the run
+    reads none of them, in a child process bounded in time."""
+    environment = {**subprocess_env(), "DISPATCHLINT_CACHE_DIR": str(tmp_path / "user-cache")}
+
+    def run() -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "dispatchlint", "--format", "json"]
+        return subprocess.run(command, cwd=project, env=environment, capture_output=True, text=True, timeout=120)
+
+    assert run().returncode == 1
+    entries = list((tmp_path / "user-cache").rglob("*.json"))
+    assert len(entries) > 5
+    for entry in entries:
+        entry.unlink()
+        if kind == "fifo":
+            os.mkfifo(entry)
+        else:
+            entry.symlink_to("/dev/zero")
+    completed = run()
+    found = {(f["code"], f"{f['path']}:{f['line']}") for f in json.loads(completed.stdout)["findings"]}
+    assert completed.returncode == 1 and found == EXAMPLE_FINDINGS, completed.stderr
+
+
+def test_entries_are_keyed_by_the_interpreter_and_by_libcst(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A 3.11 run's facts are not a 3.12 run's (what ``compile`` accepts differs), nor another libcst's."""
+    fingerprint = cache.source_fingerprint([])
+    monkeypatch.setattr(sys, "version", "3.99.0 (another interpreter)")
+    assert cache.source_fingerprint([]) != fingerprint
+    monkeypatch.undo()
+    other_libcst = tmp_path / "libcst"
+    other_libcst.mkdir()
+    (other_libcst / "_version.py").write_text("__version__ = '0.0.1'\n", encoding="utf-8")
+    spec = cache.importlib.util.spec_from_file_location(
+        "libcst", other_libcst / "__init__.py", submodule_search_locations=[str(other_libcst)]
+    )
+    monkeypatch.setattr(cache.importlib.util, "find_spec", lambda name: spec)
+    assert cache.source_fingerprint([]) != fingerprint
+
+
+def test_a_file_name_that_is_not_utf_8_is_cached_like_any_other(run_cli, project: Path) -> None:
+    """``\\xff\\xfe.py``, as a file system may hold it: keyed, stored and served from the cache."""
+    (Path(os.fsdecode(os.fsencode(project / "taskbot") + b"/\xff\xfe.py"))).write_text("VALUE = 1\n")
+    for _ in range(2):
+        result = run_cli(project, "--format", "json", cache=True)
+        assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS, result.stderr
+    assert "from the cache" in run_cli(project, "-v", cache=True).stderr
+
+
+def test_the_checkout_is_the_git_work_tree_unless_it_holds_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key in ``checkout/.state`` is refused for a project in ``checkout/backend`` (a pull request could commit
+    it); a work tree that holds the home folder (dotfiles) is the user's, and only the project counts."""
+    from dispatchlint.analysis.discover import workspace_of
+
+    project = tmp_path / "checkout" / "backend"
+    project.mkdir(parents=True)
+    (tmp_path / "checkout" / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    assert workspace_of(project) == tmp_path / "checkout"
+    monkeypatch.setenv("HOME", str(tmp_path / "checkout"))
+    assert workspace_of(project) == project

@@ -212,6 +212,36 @@ def test_stdin_with_paths_is_a_usage_error(run_cli) -> None:
     assert result.exit_code == 2 and "--stdin-filename" in result.stderr
 
 
+@pytest.mark.parametrize("name", [".", "..", "taskbot", "taskbot/"])
+def test_stdin_named_as_a_folder_is_a_usage_error(run_cli, name: str) -> None:
+    result = run_cli(EXAMPLE, "--stdin-filename", name)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--stdin-filename names the file stdin holds, not a folder" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--fix", "-o", "taskbot/loop.py"],
+        ["-o", "taskbot/loop.py"],
+        ["--format", "json", "--output-file", "taskbot/../taskbot/pool.py"],
+        ["--show-files", "-o", "taskbot/loop.py"],
+        ["--baseline", "taskbot/builtin.py", "--update-baseline"],
+        ["-o", "link.py"],
+    ],
+)
+def test_an_output_file_that_is_an_analysed_source_is_refused(tmp_path: Path, run_cli, arguments: list) -> None:
+    """The report would replace the module (after ``--fix`` had written it: "All checks passed!" in its place);
+    a link to one is the module too."""
+    project = _example(tmp_path)
+    (project / "link.py").symlink_to(project / "taskbot" / "loop.py")
+    before = {path: path.read_bytes() for path in project.rglob("*.py")}
+    result = run_cli(project, *arguments)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "is one of the files analysed: writing there would replace it" in result.stderr
+    assert {path: path.read_bytes() for path in project.rglob("*.py")} == before
+
+
 # ------------------------------------------------------------------------------ conflicts, machine output
 
 

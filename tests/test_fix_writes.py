@@ -75,8 +75,10 @@ def test_a_file_saved_while_the_fix_writes_aborts_the_whole_fix(run_cli, tmp_pat
 
 
 def test_a_symbolic_link_is_written_through_to_its_target(run_cli, tmp_path: Path) -> None:
+    """A link inside the project (to a folder analysis leaves out): one that leaves the project is never read nor
+    written (``tests/test_hostile_files.py``)."""
     project = _example(tmp_path)
-    elsewhere = tmp_path / "shared" / "builtin.py"
+    elsewhere = project / "build" / "builtin.py"
     elsewhere.parent.mkdir()
     link = project / "taskbot" / "builtin.py"
     link.rename(elsewhere)

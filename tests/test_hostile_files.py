@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 import libcst
 import pytest
@@ -246,3 +249,290 @@ def test_modules_nested_500_levels_deep_are_fixed_like_any_other(tmp_path: Path)
     assert completed.returncode == 0, completed.stderr[-2000:]
     fixed = (FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py").read_text(encoding="utf-8")
     assert (project / "taskbot" / "builtin.py").read_text(encoding="utf-8") == fixed + "\nDEPTH = " + "-" * 500 + "1\n"
+
+
+_DEEP_TOML = {
+    "arrays": "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "inline tables": "x = " + "{a = " * 100_000 + "1" + "}" * 100_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("where", ["root", "subfolder", "--config"])
+@pytest.mark.parametrize("nesting", sorted(_DEEP_TOML))
+def test_a_configuration_nested_too_deeply_to_read_is_a_configuration_error_naming_it(
+    tmp_path: Path, where: str, nesting: str
+) -> None:
+    """A pyproject.toml (the root's, any folder's that mentions dispatchlint, or one given with ``--config``)
+    nested 100,000 levels deep: exit 2, the file named, no internal error."""
+    project = _project_with(tmp_path, {})
+    text = "[tool.dispatchlint]\n" + _DEEP_TOML[nesting]
+    target = {"root": project, "subfolder": project / "hostile", "--config": tmp_path}[where] / "pyproject.toml"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    completed = _run_child(project, *(["--config", str(target)] if where == "--config" else []), timeout=120)
+    assert completed.returncode == 2
+    assert f"error: {target}: nested too deeply to read" in completed.stderr, completed.stderr[-2000:]
+    assert "internal error" not in completed.stderr
+
+
+@pytest.mark.parametrize("document", ["[" * 100_000 + "]" * 100_000, '{"a": ' * 100_000 + "1" + "}" * 100_000])
+def test_a_baseline_nested_too_deeply_to_read_is_an_error_naming_it(tmp_path: Path, document: str) -> None:
+    project = _project_with(tmp_path, {})
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(document, encoding="utf-8")
+    completed = _run_child(project, "--baseline", str(baseline), timeout=120)
+    assert completed.returncode == 2
+    assert f"error: {baseline}: not a dispatchlint baseline (nested too deeply to read)" in completed.stderr
+
+
+#: Files Python accepts that libcst would take minutes or more to parse (each bracket of a pattern or of a
+#: deletion target multiplies its time), or that it nests deeper than any walk of its tree can follow.
+TOO_COMPLEX: Dict[str, str] = {
+    "tuples_12.py": "match x:\n    case " + "(" * 12 + "a" + ",)" * 12 + ":\n        pass\n",  # 51 s before
+    "lists_150.py": "match x:\n    case " + "[" * 150 + "a" + "]" * 150 + ":\n        pass\n",
+    "groups_30.py": "match x:\n    case " + "(" * 30 + "a" + ")" * 30 + ":\n        pass\n",
+    "mappings_12.py": "match x:\n    case 1:\n        pass\n\n    # next\n    case "
+    + "{'k': " * 12
+    + "a"
+    + "}" * 12
+    + ":\n        pass\n",
+    "classes_30.py": "match x:\n    case " + "C(k=" * 30 + "a" + ")" * 30 + ":\n        pass\n",
+    "del_30.py": "x = 1\n# a comment line before it\ndel " + "(" * 30 + "a" + ",)" * 30 + "\n",
+    "or_20000.py": "x = " + " or ".join(["a"] * 20_000) + "\n",
+    "and_20000.py": "x = " + " and ".join(["a"] * 20_000) + "\n",
+    "import_20000.py": "import " + ".".join(["a"] * 20_000) + "\n",
+}
+#: A hundred patterns nested eight tuples deep: each is parsed in a fifth of a second, all of them in twenty.
+SLOW = "match x:\n" + ("    case " + "(" * 8 + "a" + ",)" * 8 + ":\n        pass\n") * 100
+
+
+def _errors(completed: subprocess.CompletedProcess) -> Dict[str, dict]:
+    return {error["path"]: error for error in json.loads(completed.stdout)["errors"]}
+
+
+def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes_on(tmp_path: Path) -> None:
+    for source in TOO_COMPLEX.values():
+        compile(source, "check", "exec")  # Python accepts every one of them
+    project = _project_with(tmp_path, TOO_COMPLEX)
+    started = time.monotonic()
+    completed = _run_child(project, timeout=120)
+    assert time.monotonic() - started < 60
+    assert completed.returncode == 2 and _locations(completed) == EXAMPLE_FINDINGS, completed.stderr[-2000:]
+    errors = _errors(completed)
+    assert sorted(errors) == sorted(f"hostile/{name}" for name in TOO_COMPLEX)
+    assert {error["kind"] for error in errors.values()} == {"too-complex-file"}
+    assert "a `case` pattern nested 12 brackets deep (line 2)" in errors["hostile/tuples_12.py"]["message"]
+    assert "a `del` target nested 30 brackets deep (line 3)" in errors["hostile/del_30.py"]["message"]
+    assert "thousands of `or` or `and` operands" in errors["hostile/or_20000.py"]["message"]
+    assert "internal error" not in completed.stderr
+
+
+def test_a_file_that_outlasts_its_time_is_killed_and_is_the_run_s_error(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dispatchlint.analysis import indexing
+
+    monkeypatch.setattr(indexing, "FILE_SECONDS", 2.0)
+    project = _project_with(tmp_path, {"slow.py": SLOW})
+    started = time.monotonic()
+    result = run_cli(project, "--format", "json")
+    assert time.monotonic() - started < 15
+    assert result.exit_code == 2 and result.locations() == EXAMPLE_FINDINGS
+    (error,) = json.loads(result.stdout)["errors"]
+    assert (error["path"], error["kind"]) == ("hostile/slow.py", "too-complex-file")
+    assert "indexing it took longer than 2 s, the time a file of its size is given" in error["message"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="workers are looked for in /proc")
+def test_ctrl_c_stops_a_run_within_a_second_and_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """Interrupted while its worker is deep in libcst's parser (which holds the interpreter's lock, so a run
+    parsing in its own process could not even see the signal)."""
+    project = _project_with(tmp_path, {"slow.py": SLOW})
+    command = [sys.executable, "-m", "dispatchlint", "--no-cache", str(project)]
+    child = subprocess.Popen(command, cwd=project, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    assert child.poll() is None, "the run ended before it was interrupted"
+    interrupted = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=30)
+    assert time.monotonic() - interrupted < 1.0
+    assert child.returncode == 2 and stderr.decode().strip().endswith("aborted")
+    assert not _processes_naming(project), "workers outlived the run"
+
+
+def _command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _count_workers(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    from dispatchlint.analysis import _workers
+
+    started: List[int] = []
+    real_start = _workers._start
+
+    def start(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started.append(1)
+        return real_start(*args, **kwargs)
+
+    monkeypatch.setattr(_workers, "_start", start)
+    return started
+
+
+@pytest.mark.parametrize("files", [10, 100])
+def test_jobs_are_capped_at_the_work_and_the_cpus(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int
+) -> None:
+    """``--jobs 512`` forked 512 processes up front (14 GB): workers are started for the files there are to
+    index, one per 32 of them, and never more than the CPUs."""
+    from dispatchlint.analysis._workers import usable_cpus
+
+    started = _count_workers(monkeypatch)
+    project = _project_with(tmp_path, {f"m{number}.py": f"VALUE = {number}\n" for number in range(files)})
+    result = run_cli(project, "--format", "json", "--jobs", "512")
+    assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
+    indexed = len(list(project.rglob("*.py")))
+    assert 1 <= len(started) <= min(usable_cpus(), max(1, indexed // 32))
+
+
+@pytest.mark.parametrize("kills", ["once", "always"])
+def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kills: str
+) -> None:
+    """A worker killed (as the out-of-memory killer would) while it indexes a file: the file is indexed again in
+    a new worker; killed again, it is the run's error, and every other file's findings stand."""
+    from dispatchlint.analysis import index
+
+    real_index_source = index.index_source
+    marker = tmp_path / "killed-once"
+
+    def killed(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
+        if path == "hostile/victim.py" and (kills == "always" or not marker.exists()):
+            marker.touch()
+            os.kill(os.getpid(), 9)
+        return real_index_source(path, module, is_package, source)
+
+    monkeypatch.setattr(index, "index_source", killed)  # the workers are forked: they inherit the stand-in
+    project = _project_with(tmp_path, {"victim.py": "VALUE = 1\n"})
+    result = run_cli(project, "--format", "json", "--jobs", "4")
+    assert result.locations() == EXAMPLE_FINDINGS
+    errors = json.loads(result.stdout)["errors"]
+    if kills == "once":
+        assert result.exit_code == 1 and errors == []
+    else:
+        assert result.exit_code == 2
+        assert [(error["path"], error["kind"]) for error in errors] == [("hostile/victim.py", "worker-died")]
+        assert "the process indexing it died, twice (killed by SIGKILL)" in errors[0]["message"]
+
+
+def test_a_link_out_of_the_project_is_never_read_nor_written(tmp_path: Path) -> None:
+    """A committed ``x.py -> /proc/self/environ`` printed the CI environment in a DL001 snippet, and ``--fix``
+    wrote through a link to a module outside the project: both are left out, with a warning naming them, whether
+    discovered or named on the command line."""
+    project = _project_with(tmp_path, {})
+    (project / "taskbot" / "x.py").symlink_to("/proc/self/environ")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    builtin = project / "taskbot" / "builtin.py"
+    builtin.rename(outside / "builtin.py")
+    builtin.symlink_to(outside / "builtin.py")
+    (project / "elsewhere").symlink_to(outside, target_is_directory=True)
+    before = (outside / "builtin.py").read_bytes()
+    environment = {**subprocess_env(), "CI_SECRET": "s3cr3t-token"}
+    for args in ([], ["taskbot/x.py", "taskbot/builtin.py"], ["--fix"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "dispatchlint", "--no-cache", *args],
+            cwd=project,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert completed.returncode in (0, 1), completed.stderr
+        assert "s3cr3t-token" not in completed.stdout + completed.stderr
+        warnings = completed.stderr
+        assert "warning: taskbot/x.py: a link to /proc/" in warnings
+        assert f"warning: taskbot/builtin.py: a link to {outside / 'builtin.py'}, outside the project" in warnings
+        assert f"warning: elsewhere: a link to {outside}, outside the project; it is not read" in warnings
+        assert warnings.count("taskbot/builtin.py: a link") == 1
+    assert (outside / "builtin.py").read_bytes() == before
+
+
+def _without_permission_checks_dropped() -> List[str]:
+    """The command prefix under which file permissions apply: none for a user, and for root (whom the kernel lets
+    read anything) ``setpriv`` dropping the two capabilities that bypass them."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    capabilities = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={capabilities}", f"--inh-caps={capabilities}"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv") is None,
+    reason="running as root without setpriv, which drops the capabilities that bypass permissions",
+)
+def test_a_folder_that_cannot_be_read_or_searched_is_a_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A folder that cannot be listed (mode 000) and one that can be listed but not searched (mode 600): each is
+    named in a warning and left out, as Ruff does, and every other file is analysed (it aborted the run with a
+    PermissionError). As root, the run is made under ``setpriv`` so that the permissions apply."""
+    project = _project_with(tmp_path, {})
+    for folder, mode in (("locked", 0o000), ("unsearchable", 0o600)):
+        (project / folder / "sub").mkdir(parents=True)
+        (project / folder / "tool.py").write_text("VALUE = 1\n", encoding="utf-8")
+        (project / folder / "pyproject.toml").write_text("[tool.dispatchlint]\n", encoding="utf-8")
+        (project / folder).chmod(mode)
+    try:
+        completed = subprocess.run(
+            [*_without_permission_checks_dropped(), sys.executable, "-m", "dispatchlint", "--no-cache"],
+            cwd=project,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+    finally:
+        for folder in ("locked", "unsearchable"):
+            (project / folder).chmod(0o700)
+    assert completed.returncode == 1, completed.stderr
+    for folder in ("locked", "unsearchable"):
+        message = f"warning: {folder}: cannot read this folder (Permission denied); the files in it are not analysed"
+        assert message in completed.stderr
+    assert "Found 3 findings." in completed.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="workers are looked for in /proc")
+def test_workers_of_a_run_killed_outright_end_after_their_file(tmp_path: Path) -> None:
+    """SIGKILL leaves a run no chance to kill its workers: each one ends once its file is done, not never (the
+    pipe does not close for them, as every worker holds the run's ends of the pipes of those started before)."""
+    seconds_of_parsing = "match x:\n" + ("    case " + "(" * 8 + "a" + ",)" * 8 + ":\n        pass\n") * 25
+    project = _project_with(tmp_path, {"slow.py": seconds_of_parsing})
+    command = [sys.executable, "-m", "dispatchlint", "--no-cache", str(project)]
+    child = subprocess.Popen(command, cwd=project, env=subprocess_env(), stdout=subprocess.DEVNULL)
+    time.sleep(3)
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _processes_naming(project):
+        time.sleep(0.5)
+    assert not _processes_naming(project), "workers outlived their run"
+
+
+def _processes_naming(project: Path) -> List[str]:
+    return [
+        entry.name
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and str(project).encode() in _command_line(entry)
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_worker_bounds_its_own_cpu_time_for_a_run_that_is_gone() -> None:
+    spin = "from dispatchlint.analysis._workers import _bound_cpu\n_bound_cpu(1.0)\nwhile True:\n    pass\n"
+    started = time.monotonic()
+    completed = subprocess.run([sys.executable, "-c", spin], env=subprocess_env(), timeout=60, check=False)
+    assert completed.returncode == -signal.SIGXCPU and time.monotonic() - started < 20

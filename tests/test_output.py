@@ -311,3 +311,62 @@ def test_the_report_stage_imports_neither_the_rules_nor_the_fixer() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+#: A tool name that would start a workflow command on a line of its own.
+_WORKFLOW_COMMAND = "plan\\n::error file=owned.py,line=1::owned"
+#: What a source line, a file name or a tool name may hold that acts on a terminal: hide the rest (ESC[8m), ring,
+#: erase, a C1 CSI, a right-to-left override.
+_ATTACKS = "\x1b[8m\x07\x08\x9b2J\u202e"
+#: Characters that must never reach the reader raw (a line break ends every line, a tab is a tab).
+_CONTROLS = {chr(code) for code in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x202E]} - {"\n", "\t"}
+
+
+def _hostile_example(tmp_path: Path) -> Path:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    for name in ("builtin.py", "gate.py"):
+        path = project / "taskbot" / name
+        path.write_text(path.read_text(encoding="utf-8").replace('"plan"', f'"{_WORKFLOW_COMMAND}"'), "utf-8")
+    loop = project / "taskbot" / "loop.py"
+    text = loop.read_text(encoding="utf-8")
+    text = text.replace("return fn(agent, args, ctx)\n", f"return fn(agent, args, ctx)  # {_ATTACKS}\n")
+    (project / "taskbot" / f"l{_ATTACKS}oop.py").write_text(text + "# dispatchlint: ignore[DL9]\n", "utf-8")
+    return project
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(), ("--color", "always"), ("-v",), ("--format", "github"), ("--show-files",), ("--graph",), ("--statistics",)],
+)
+def test_control_characters_from_the_project_are_shown_as_visible_escapes(
+    tmp_path: Path, run_cli, args: tuple
+) -> None:
+    """Every human format, and the warnings on stderr: no character of a tool name, a file name or a source line
+    can start a workflow command or drive the terminal."""
+    project = _hostile_example(tmp_path)
+    result = run_cli(project, *args)
+    output = result.stdout + result.stderr
+    if "--color" in args:
+        output = output.replace("\x1b[1m", "").replace("\x1b[31m", "").replace("\x1b[0m", "")  # the run's own colours
+    assert not _CONTROLS & set(output), sorted(_CONTROLS & set(output))
+    assert not any(line.startswith("::error file=owned.py") for line in output.splitlines())
+    if args in ((), ("-v",), ("--format", "github")):
+        assert "plan␊::error file=owned.py" in output.replace("%3A", ":").replace("%2C", ",")
+    if args in ((), ("--show-files",)):
+        assert "l␛[8m␇␈\\u009b2J\\u202eoop.py" in output
+    if args == ():
+        assert "# ␛[8m␇␈\\u009b2J\\u202e" in output and "unknown rule code 'DL9'" in result.stderr
+
+
+def test_carets_stay_under_the_span_after_escaped_characters(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    loop = project / "taskbot" / "loop.py"
+    text = loop.read_text(encoding="utf-8")
+    loop.write_text(text.replace("return fn(agent, args, ctx)\n", 'return "\x9b\x1b" and fn(agent, args, ctx)\n'))
+    lines = run_cli(project).stdout.splitlines()
+    shown = next(line for line in lines if line.startswith("26 | "))
+    carets = lines[lines.index(shown) + 1]
+    assert shown == '26 |         return "\\u009b␛" and fn(agent, args, ctx)'
+    assert carets.index("^") == shown.index("fn(") and carets.count("^") == len("fn(agent, args, ctx)")

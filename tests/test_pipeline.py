@@ -49,10 +49,16 @@ def test_output_formats_read_only_the_findings() -> None:
     assert output.stdout.strip() == "[]", output.stdout + output.stderr
 
 
-def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed: List[int] = []
+def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    parsed = tmp_path / "parsed"  # files are parsed in worker processes: each parse is a line written here
     original = libcst.parse_module
-    monkeypatch.setattr(libcst, "parse_module", lambda source, *args, **kw: parsed.append(1) or original(source))
+
+    def parse(source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with parsed.open("a", encoding="utf-8") as record:
+            record.write("parsed\n")
+        return original(source)
+
+    monkeypatch.setattr(libcst, "parse_module", parse)  # the workers are forked: they inherit the stand-in
 
     def no_fix_parsing(*args: object) -> None:
         raise AssertionError("a check parsed a file for a fix")
@@ -61,7 +67,7 @@ def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.Monk
     project = FIXTURES / "fix_registered"
     [result] = analyse([project], RunOptions(use_cache=False, jobs=1), cwd=project)
     assert any(finding.fixable for finding in result.findings)
-    assert len(parsed) == len(result.project.modules)
+    assert len(parsed.read_text(encoding="utf-8").splitlines()) == len(result.project.modules)
 
 
 def test_markers_and_summary_say_what_fix_applies(run_cli) -> None:

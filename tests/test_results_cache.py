@@ -12,7 +12,7 @@ from typing import List
 
 import pytest
 
-from conftest import FIXTURES, subprocess_env
+from conftest import FIXTURES, read_entry, subprocess_env, write_entry
 from fixproject import copy_project
 
 #: The stages a run answered from stored results has no use for (each a module or a package).
@@ -117,9 +117,9 @@ def test_a_malformed_entry_is_a_miss(run_cli, project: Path, tmp_path: Path, dam
     if damage is None:
         stored.write_text("not json", encoding="utf-8")
     else:
-        entry = json.loads(stored.read_text(encoding="utf-8"))
+        entry = json.loads(read_entry(stored))
         damage(entry["results"])
-        stored.write_text(json.dumps(entry), encoding="utf-8")
+        write_entry(stored, json.dumps(entry))  # signed: what is checked is the entry itself
     again = run_cli(project, "-v", cache=True)
     assert "link" in _stages(again.stderr) and again.stdout == first.stdout
     assert "stored results" in _stages(run_cli(project, "-v", cache=True).stderr)  # replaced by a valid entry

@@ -102,3 +102,16 @@ def test_dl002_keeps_a_suppression_of_a_rule_not_enabled_in_this_run(tmp_path: P
     _append_to_line(project / "taskbot" / "builtin.py", 13, "  # dispatchlint: ignore[DL201]")
     result = run_cli(project, "--format", "json", "--select", "DL002")
     assert result.findings() == [] and result.exit_code == 0
+
+
+def test_a_lone_carriage_return_ends_a_line_for_suppressions_as_it_does_for_python(tmp_path: Path, run_cli) -> None:
+    """Line 3 ends with a lone CR: Python (and every finding) counts it as a line, so a ``# noqa`` on the line
+    after the dispatch stays there, and hides nothing; one on the dispatch's own line still hides it."""
+    project = _example(tmp_path)
+    loop = project / "taskbot" / "loop.py"
+    text = loop.read_text(encoding="utf-8").replace("import json\n", "import json\r", 1)
+    for line, hidden in ((27, False), (26, True)):  # 27: `return handle_function_call(name, args)`
+        lines = text.split("\n")
+        lines[line - 2] += "  # noqa"  # line 3 ends with no newline: one line fewer in the list
+        loop.write_bytes("\n".join(lines).encode("utf-8"))
+        assert (LOOP_DISPATCH not in run_cli(project, "--format", "json").locations()) is hidden, line

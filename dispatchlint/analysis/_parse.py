@@ -12,9 +12,12 @@ for that depth, so any file Python accepts is analysed, never crashed on.
 from __future__ import annotations
 
 import gc
+import io
 import os
+import re
 import sys
 import threading
+import tokenize
 import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, Optional, TypeVar
@@ -62,6 +65,63 @@ def python_rejects(source: bytes, path: str) -> Optional[ParseError]:
     return None
 
 
+class TooComplex(Exception):
+    """A file Python accepts that libcst would not parse in any reasonable time: the message says what in it."""
+
+
+#: The statements libcst parses by backtracking without memo (its grammar caches expressions, not patterns nor
+#: deletion targets): each bracket nested in them multiplies its time, by up to 5 for a tuple pattern (a pattern
+#: twelve tuples deep took 51 s). How deep each may nest: the deepest take a fraction of a second.
+_BACKTRACKING_NESTING = {"case": 8, "del": 16}
+_BACKTRACKING_STATEMENT = re.compile(rb"(?:^|[:;])[ \t]*(?:case|del)\b", re.MULTILINE)
+_OPENING, _CLOSING = "([{", ")]}"
+#: Tokens after which a statement starts (a ``:`` or ``;`` only outside brackets).
+_STATEMENT_BOUNDARIES = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING)
+
+
+def refuse_exponential_parse(source: bytes) -> None:
+    """Raise :class:`TooComplex` when ``source`` (which Python accepts) nests brackets in a ``case`` pattern or a
+    ``del`` target deeper than libcst parses in time (``_BACKTRACKING_NESTING``), read from Python's own tokens.
+    Most files hold neither statement and are not tokenized."""
+    if not _BACKTRACKING_STATEMENT.search(source):
+        return
+    statement, line, depth, deepest = "", 0, 0, 0
+    at_start = True
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            kind, text = token.type, token.string
+            if statement:
+                if kind == tokenize.OP and text in _OPENING:
+                    depth += 1
+                    deepest = max(deepest, depth)
+                elif kind == tokenize.OP and text in _CLOSING:
+                    depth -= 1
+                ends = depth == 0 and (
+                    (statement == "case" and (text == ":" or (kind == tokenize.NAME and text == "if")))
+                    or (statement == "del" and (kind == tokenize.NEWLINE or text == ";"))
+                )
+                if not ends:
+                    continue
+                if deepest > _BACKTRACKING_NESTING[statement]:
+                    what = "pattern" if statement == "case" else "target"
+                    raise TooComplex(
+                        f"a `{statement}` {what} nested {deepest} brackets deep (line {line}), which libcst's parser "
+                        f"takes exponential time on (more than {_BACKTRACKING_NESTING[statement]} deep)"
+                    )
+                statement = ""
+            elif kind in (tokenize.COMMENT, tokenize.NL):
+                continue  # not part of any statement: the next token starts one or not as before
+            elif at_start and kind == tokenize.NAME and text in _BACKTRACKING_NESTING:
+                statement, line, depth, deepest = text, token.start[0], 0, 0
+            elif kind == tokenize.OP and text in _OPENING:
+                depth += 1
+            elif kind == tokenize.OP and text in _CLOSING:
+                depth -= 1
+            at_start = kind in _STATEMENT_BOUNDARIES or (depth == 0 and text in (":", ";"))
+    except (tokenize.TokenError, SyntaxError):
+        return  # what the tokenizer refuses, libcst's own parser reports
+
+
 _DEEP_STACK_THREAD = "dispatchlint-deep-stack"
 
 
@@ -69,7 +129,10 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
     """``function()`` run on a thread with a stack deep enough for any module Python accepts (the caller waits);
     its result, or the exception it raised. The thread starts at the interpreter's recursion limit: compile
     first, then raise it with :func:`deep_recursion`. Already on such a thread (a whole run, a worker's batch of
-    files), ``function`` runs right there: a thread per file was a fifth of indexing a small module."""
+    files), ``function`` runs right there: a thread per file was a fifth of indexing a small module.
+
+    A Ctrl-C while the caller waits is raised in ``function`` too, which is given a second to unwind; the caller
+    then raises it."""
     if threading.current_thread().name == _DEEP_STACK_THREAD:
         return function()
     results: List[_T] = []
@@ -87,10 +150,32 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
         thread.start()
     finally:
         threading.stack_size(previous_stack)
-    thread.join()
+    try:
+        thread.join()
+    except KeyboardInterrupt:  # only the caller's thread is told of a Ctrl-C: the work is told in turn
+        _interrupt(thread)
+        thread.join(_INTERRUPTED_SECONDS)
+        raise
     if failures:
         raise failures[0]
     return results[0]
+
+
+#: How long an interrupted deep-stack thread is given to unwind (kill its workers, release its locks).
+_INTERRUPTED_SECONDS = 1.0
+
+
+def _interrupt(thread: threading.Thread) -> None:
+    """Raise :class:`KeyboardInterrupt` in ``thread`` at its next step in Python code (CPython's thread-state
+    call; elsewhere the thread is left to end with the process)."""
+    try:
+        import ctypes
+
+        raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    except (ImportError, AttributeError):
+        return
+    if thread.ident is not None:
+        raise_in(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
 
 
 @contextmanager

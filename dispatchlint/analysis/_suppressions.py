@@ -14,6 +14,7 @@ import re
 import tokenize
 from typing import List, Tuple
 
+from dispatchlint._lines import line_number
 from dispatchlint.analysis.facts import Span, Suppression, SuppressionScope
 
 _DIRECTIVE = re.compile(r"#\s*dispatchlint\s*:\s*(?P<kind>ignore-file|ignore)(?![\w-])(?:\[(?P<codes>[^\]]*)\])?")
@@ -30,9 +31,11 @@ def find_suppressions(source: str) -> Tuple[Suppression, ...]:
     candidates = [match.start() for match in _MAYBE.finditer(source)]
     if not candidates:
         return ()
-    last_line = source.count("\n", 0, candidates[-1]) + 1
+    last_line = line_number(source, candidates[-1])
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        # Lines end where Python ends them, at a lone ``\r`` too (read with universal newlines): a comment after
+        # one is on the line the findings count, not on the line above it.
+        for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
             if token.start[0] > last_line:
                 break  # no directive after this line
             if token.type == tokenize.COMMENT:

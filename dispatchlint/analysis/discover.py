@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from dispatchlint.analysis._globs import Glob, literal_name
 
 #: Folders that never hold the project's own agent code.
 DEFAULT_EXCLUDES = (
@@ -39,19 +40,37 @@ class SourceFile:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A file or folder left out that no setting asked to leave out: a warning names it."""
+
+    #: Relative to the root, in POSIX form.
+    path: str
+    reason: str
+
+    @classmethod
+    def link(cls, path: str, target: Path) -> "LeftOut":
+        return cls(path, f"a link to {target}, outside the project; it is not read")
+
+    @classmethod
+    def unreadable(cls, path: str, error: OSError) -> "LeftOut":
+        return cls(path, f"cannot read this folder ({error.strerror or error}); the files in it are not analysed")
+
+
+@dataclass(frozen=True)
 class Discovery:
     #: The project's files, in a stable order.
     files: List[SourceFile]
     #: Folders below the root that are projects of their own (their ``pyproject.toml`` configures dispatchlint):
     #: left out here, to be analysed and configured on their own.
     subprojects: List[Path]
+    #: Folders that cannot be read, links that lead out of the project.
+    left_out: List[LeftOut] = field(default_factory=list)
 
 
 def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
     """The project ``path`` belongs to: the nearest folder at or above it whose ``pyproject.toml`` configures
     dispatchlint (``declares_project``); else the nearest with a ``pyproject.toml`` or ``.git``; else its folder."""
-    start = path.resolve()
-    folder = start if start.is_dir() else start.parent
+    folder = path.resolve() if path.is_dir() else path.parent.resolve()  # a link to a file is where it is
     candidates = [folder, *folder.parents]
     for candidate in candidates:
         if declares_project(candidate):
@@ -66,12 +85,22 @@ def find_root(path: Path, declares_project: Callable[[Path], bool]) -> Path:
 _LONGEST_PATH = 4096
 
 
+@dataclass(frozen=True)
+class _Rule:
+    glob: Glob
+    negate: bool
+    directory_only: bool
+    #: The name the pattern matches at any depth when it is nothing else (``node_modules``), else None.
+    name: Optional[str]
+
+
 class PathMatcher:
     """Gitignore-style patterns: ``name`` matches at any depth, ``a/b`` and ``/a`` are anchored, ``**`` spans
-    folders, a trailing ``/`` matches folders only, ``!pattern`` re-includes."""
+    folders, a trailing ``/`` matches folders only, ``!pattern`` re-includes. Matching never backtracks (see
+    :mod:`dispatchlint.analysis._globs`), whatever the patterns and the names."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        self._rules: List[Tuple[Pattern[str], bool, bool]] = []
+        self._rules: List[_Rule] = []
         for raw in patterns:
             pattern = raw.strip()
             if not pattern or pattern.startswith("#"):
@@ -81,63 +110,55 @@ class PathMatcher:
             directory_only = pattern.endswith("/")
             pattern = pattern.rstrip("/")
             anchored = "/" in pattern
-            pattern = re.sub(r"\*{3,}", "**", pattern.lstrip("/"))
-            if len(re.sub(r"\*\*/|\*", "", pattern)) > _LONGEST_PATH:
-                continue  # it can match no path; compiling a regex of megabytes would take a minute
-            regex = _glob_to_regex(pattern)
-            prefix = "" if anchored else "(?:.*/)?"
-            self._rules.append((re.compile(f"^{prefix}{regex}$"), negate, directory_only))
-        # Without a re-including pattern, any match excludes: one regex of them all decides (a run tests every
-        # file, and every folder of its path, against every pattern).
-        self._negates = any(negate for _, negate, _ in self._rules)
-        self._for_files = _either([regex for regex, _, directory_only in self._rules if not directory_only])
-        self._for_folders = _either([regex for regex, _, _ in self._rules])
+            pattern = pattern.lstrip("/")
+            if len(pattern.replace("*", "")) > _LONGEST_PATH:
+                continue  # it can match no path
+            name = None if anchored else literal_name(pattern)
+            self._rules.append(_Rule(Glob(pattern, anchored), negate, directory_only, name))
+        # Without a re-including pattern, any match excludes: the names matched at any depth are looked up in a
+        # set, and only the other patterns are matched one by one (a run tests every file against them all).
+        self._negates = any(rule.negate for rule in self._rules)
+        self._names: Dict[bool, Set[str]] = {False: set(), True: set()}
+        self._globs: Dict[bool, List[Glob]] = {False: [], True: []}
+        for rule in self._rules:
+            for is_dir in (True,) if rule.directory_only else (False, True):
+                if rule.name is not None:
+                    self._names[is_dir].add(rule.name)
+                else:
+                    self._globs[is_dir].append(rule.glob)
+        #: Whether a folder is excluded by a pattern matching it (not by one above it), by its relative path.
+        self._folders: Dict[str, bool] = {}
 
     def matches(self, relative: str, is_dir: bool = False) -> bool:
         """Whether ``relative`` (posix, relative to the root) or one of its parent folders is excluded."""
-        parts = relative.split("/")
-        for depth in range(1, len(parts) + 1):
-            candidate = "/".join(parts[:depth])
-            candidate_is_dir = depth < len(parts) or is_dir
-            if self.decide(candidate, candidate_is_dir):
+        slash = relative.find("/")
+        while slash >= 0:
+            folder = relative[:slash]
+            excluded = self._folders.get(folder)
+            if excluded is None:
+                excluded = self._folders[folder] = bool(self.decide(folder, True))
+            if excluded:
                 return True
-        return False
+            slash = relative.find("/", slash + 1)
+        return bool(self.decide(relative, is_dir))
 
     def decide(self, candidate: str, is_dir: bool) -> Optional[bool]:
         """What the last pattern matching ``candidate`` itself says: excluded, re-included, or nothing."""
+        name = candidate[candidate.rfind("/") + 1 :]
         if not self._negates:
-            either = self._for_folders if is_dir else self._for_files
-            return True if either is not None and either.match(candidate) else None
+            if name in self._names[is_dir]:
+                return True
+            for glob in self._globs[is_dir]:
+                if glob.matches(candidate):
+                    return True
+            return None
         decision = None
-        for regex, negate, directory_only in self._rules:
-            if directory_only and not is_dir:
+        for rule in self._rules:
+            if rule.directory_only and not is_dir:
                 continue
-            if regex.match(candidate):
-                decision = not negate
+            if rule.name == name if rule.name is not None else rule.glob.matches(candidate):
+                decision = not rule.negate
         return decision
-
-
-def _either(regexes: List[Pattern[str]]) -> Optional[Pattern[str]]:
-    """One regex matching what any of ``regexes`` matches (None: there are none)."""
-    return re.compile("|".join(f"(?:{regex.pattern})" for regex in regexes)) if regexes else None
-
-
-def _glob_to_regex(pattern: str) -> str:
-    out = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-            continue
-        if pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-            continue
-        out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
-        index += 1
-    return "".join(out)
 
 
 def _read_patterns(path: Path) -> Optional[PathMatcher]:
@@ -169,6 +190,20 @@ def _git_top(root: Path) -> Optional[Tuple[Path, Path]]:
                     pass
             return folder, git_dir
     return None
+
+
+def workspace_of(root: Path) -> Path:
+    """What a pull request to the project can write: the checkout ``root`` lies in (its git work tree), or
+    ``root`` itself outside git, or when the work tree holds the user's home folder (a repository of dotfiles is
+    the user's own, and so is what their home holds)."""
+    top = _git_top(root)
+    if top is None:
+        return root
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):  # no home folder to tell
+        return top[0]
+    return root if home == top[0] or top[0] in home.parents else top[0]
 
 
 class Ignores:
@@ -227,25 +262,51 @@ class Ignores:
     def _gitignore(self, folder: Path) -> Optional[PathMatcher]:
         if folder not in self._gitignores:
             gitignore = folder / ".gitignore"
-            self._gitignores[folder] = _read_patterns(gitignore) if gitignore.is_file() else None
+            try:
+                present = gitignore.is_file()
+            except OSError:  # a folder that cannot be searched has no .gitignore to read
+                present = False
+            self._gitignores[folder] = _read_patterns(gitignore) if present else None
         return self._gitignores[folder]
 
 
 def discover(
     root: Path, ignores: Ignores, declares_project: Callable[[Path], bool] = lambda folder: False
 ) -> Discovery:
-    """Every ``.py`` file under ``root`` that is not left out, in a stable order, and the sub-projects found."""
+    """Every ``.py`` file under ``root`` that is not left out, in a stable order, and the sub-projects found.
+
+    A folder that cannot be read (or searched) is left out with a warning and the rest is analysed, as Ruff does;
+    so is a symbolic link that leads out of the project (``x.py -> /proc/self/environ``): what lies outside the
+    root is never read, nor written by a fix.
+    """
     source_roots = _source_roots(root)
     found: List[SourceFile] = []
     subprojects: List[Path] = []
-    for folder, dirnames, filenames in os.walk(root):
+    left_out: List[LeftOut] = []
+
+    def unreadable(error: OSError) -> None:
+        folder = relative_to(root, Path(error.filename)) if error.filename else None
+        left_out.append(LeftOut.unreadable(folder or ".", error))
+
+    for folder, dirnames, filenames in os.walk(root, onerror=unreadable):
         folder_path = Path(folder)
         relative_folder = folder_path.relative_to(root).as_posix()
         relative_folder = "" if relative_folder == "." else relative_folder
+        try:
+            os.stat(os.path.join(folder, os.curdir))  # listed, but searchable? Its entries cannot be looked at
+        except OSError as error:
+            left_out.append(LeftOut.unreadable(relative_folder or ".", error))
+            dirnames[:] = []
+            continue
         kept = []
         for name in sorted(dirnames):
             child = folder_path / name
-            if ignores.excluded(child, is_dir=True, relative=f"{relative_folder}/{name}" if relative_folder else name):
+            relative = f"{relative_folder}/{name}" if relative_folder else name
+            if ignores.excluded(child, is_dir=True, relative=relative):
+                continue
+            outside = link_out_of(root, child)  # never walked into (links are not followed); said when it leaves
+            if outside is not None:
+                left_out.append(LeftOut.link(relative, outside))
                 continue
             if declares_project(child):
                 subprojects.append(child)
@@ -253,15 +314,29 @@ def discover(
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py") or not _is_regular_or_unreadable(os.path.join(folder, name)):
+            if not name.endswith(".py"):
                 continue
             path = folder_path / name
             relative = f"{relative_folder}/{name}" if relative_folder else name
             if ignores.excluded(path, is_dir=False, relative=relative):
                 continue
+            outside = link_out_of(root, path)
+            if outside is not None:
+                left_out.append(LeftOut.link(relative, outside))
+                continue
+            if not _is_regular_or_unreadable(os.path.join(folder, name)):
+                continue
             module, is_package = module_name(relative, source_roots)
             found.append(SourceFile(path, relative, module, is_package))
-    return Discovery(found, subprojects)
+    return Discovery(found, subprojects, left_out)
+
+
+def link_out_of(root: Path, path: Path) -> Optional[Path]:
+    """Where ``path`` leads when it is a symbolic link to something outside ``root`` (resolved), else None."""
+    if not os.path.islink(path):
+        return None
+    target = Path(os.path.realpath(path))
+    return None if target == root or root in target.parents else target
 
 
 def _is_regular_or_unreadable(path: str) -> bool:

@@ -25,6 +25,7 @@ from dispatchlint.analysis._parse import (
     deep_recursion,
     on_deep_stack,
     python_rejects,
+    refuse_exponential_parse,
     without_cycle_collection,
 )
 from dispatchlint.analysis._shapes import RUNNERS_FIRST, RUNNERS_SECOND
@@ -170,7 +171,8 @@ class IndexFailure(Exception):
 
 
 def index_source(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
-    """Parse ``source`` once and return its facts (or why it does not parse); raise :class:`IndexFailure`.
+    """Parse ``source`` once and return its facts (or why it does not parse); raise :class:`IndexFailure`, or
+    :class:`TooComplex` for a file libcst would take exponential time to parse.
 
     What Python's compiler rejects is a parse error whatever libcst makes of it; what it accepts is parsed and
     indexed on a deep stack (see :mod:`dispatchlint.analysis._parse`).
@@ -182,6 +184,7 @@ def _compile_then_index(path: str, module: str, is_package: bool, source: bytes)
     rejected = python_rejects(source, path)
     if rejected is not None:
         return ModuleFacts(path, module, is_package, rejected)
+    refuse_exponential_parse(source)
     with deep_recursion():
         return _index_accepted(path, module, is_package, source)
 

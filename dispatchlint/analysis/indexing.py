@@ -1,15 +1,17 @@
 """Index files once per content: facts from the per-user cache (``dispatchlint/analysis/cache.py``), and the
-files it lacks indexed, on worker processes when there are enough of them to pay for the processes."""
+files it lacks indexed on worker processes that can be stopped (``dispatchlint/analysis/_workers.py``): each file
+is given a time, so that no file can hang the run, and the run's own process never waits in libcst's parser,
+which a Ctrl-C could not interrupt."""
 
 from __future__ import annotations
 
+import importlib
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from dispatchlint.analysis import _facts_json
-from dispatchlint.analysis._parse import on_deep_stack, without_cycle_collection
+from dispatchlint.analysis._parse import TooComplex, without_cycle_collection
+from dispatchlint.analysis._workers import LossKind, Lost, run_jobs, usable_cpus
 from dispatchlint.analysis.cache import FactsCache, ReadFile
 from dispatchlint.analysis.discover import SourceFile
 from dispatchlint.analysis.facts import ModuleFacts
@@ -17,16 +19,28 @@ from dispatchlint.problems import Problem, ProblemKind
 
 #: The kind of entry that holds one file's facts.
 _FACTS = "facts"
-#: Below this many files to index, worker processes cost more than they save.
-_PARALLEL_THRESHOLD = 64
-#: Files a worker indexes per task: few enough to balance the workers, enough to pay for the round trip.
-_BATCH = 16
+#: Files a worker process is started for: fewer, and a process costs more than it saves.
+_FILES_PER_WORKER = 32
 #: A file larger than this (a hand-written module of a megabyte takes libcst seconds and hundreds of megabytes)
 #: is indexed alone, in a worker process of its own whose memory is bounded, so that one file cannot take the
 #: run's memory, and its failure is that file's reported error, not the run's.
 LARGE_FILE_BYTES = 1_000_000
 #: The memory (heap and mappings, its deep stack among them) a large file's worker may add to what it starts with.
 LARGE_FILE_MEMORY = 4 * 1024**3
+#: The time a file is given: this many seconds, and one more per ``FILE_BYTES_PER_SECOND`` of it (libcst indexes
+#: some 150 KB a second on a loaded machine: the bound is ten times what a hand-written file needs, and a file
+#: that takes longer is one of the constructs libcst parses in exponential time).
+FILE_SECONDS = 20.0
+FILE_BYTES_PER_SECOND = 20_000
+
+#: What a file Python accepts can hold that libcst's tree nests deeper than any walk of it can follow.
+_TOO_DEEP = (
+    "nested deeper than its analysis can follow (a chain of thousands of `or` or `and` operands, or of dotted "
+    "names, which libcst nests one level per operand)"
+)
+
+_Job = Tuple[str, str, bool, bytes]
+_Outcome = Tuple[Union[ModuleFacts, Problem], float]
 
 
 def load_facts(cache: FactsCache, key: str, source: SourceFile) -> Optional[ModuleFacts]:
@@ -56,12 +70,7 @@ class Indexed(NamedTuple):
     warnings: List[str]
 
 
-def _index_batch(jobs: Sequence[Tuple[str, str, bool, bytes]]) -> List[Tuple[Union[ModuleFacts, Problem], float]]:
-    """A worker's share: the files indexed one after the other on one deep-stack thread."""
-    return on_deep_stack(lambda: [_index_one(job) for job in jobs])
-
-
-def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
+def _index_one(job: _Job) -> _Outcome:
     """A file's facts, or why indexing it failed (a bug of ours must not end the run for the other files), and
     the seconds it took."""
     from dispatchlint.analysis.index import IndexFailure, index_source  # libcst loads only when a file is indexed
@@ -69,9 +78,13 @@ def _index_one(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Pr
     started = time.perf_counter()
     try:
         facts: Union[ModuleFacts, Problem] = index_source(*job)
+    except TooComplex as reason:
+        facts = _too_complex(job[0], str(reason))
     except IndexFailure as failure:  # reported per file, with exit code 2
         if isinstance(failure.__cause__, MemoryError):
             facts = _too_large(job[0])
+        elif isinstance(failure.__cause__, RecursionError):
+            facts = _too_complex(job[0], _TOO_DEEP)
         else:
             facts = Problem(job[0], ProblemKind.INTERNAL, f"{failure}; please report it")
     except MemoryError:
@@ -90,46 +103,43 @@ def _too_large(path: str) -> Problem:
     )
 
 
+def _too_complex(path: str, what: str) -> Problem:
+    return Problem(path, ProblemKind.TOO_COMPLEX, f"not analysed: {what}; leave it out with `exclude`")
+
+
 def _in_units(size: int) -> str:
     return f"{size / 1024**3:g} GiB" if size >= 1024**3 else f"{size / 1024**2:g} MiB"
 
 
-def _bound_memory(limit: int) -> None:
-    """A large file's worker: the heap and mappings it adds to what it inherits stay under ``limit`` bytes
-    (where the platform can say so; the worker is apart from the run either way)."""
-    try:
-        import resource
-    except ImportError:
-        return
-    kind = getattr(resource, "RLIMIT_DATA", None)
-    if kind is None:
-        return
-    _, hard = resource.getrlimit(kind)
-    bound = _data_size() + limit
-    resource.setrlimit(kind, (bound if hard == resource.RLIM_INFINITY else min(bound, hard), hard))
+def _seconds_for(job: _Job) -> float:
+    return FILE_SECONDS + len(job[3]) / FILE_BYTES_PER_SECOND
 
 
-def _data_size() -> int:
-    """The process's data size (heap and private mappings, what ``RLIMIT_DATA`` counts), 0 where unknown."""
+def _lost(job: _Job, loss: Lost, large: bool) -> _Outcome:
+    """The problem of a file whose worker gave nothing."""
+    if loss.kind is LossKind.TIMED_OUT:
+        problem = _too_complex(
+            job[0],
+            f"indexing it took longer than {loss.detail}, the time a file of its size is given (libcst's parser "
+            "takes exponential time on some nested constructs)",
+        )
+        return problem, _seconds_for(job)
+    if large:
+        return _too_large(job[0]), 0.0
+    message = f"not analysed: the process indexing it died, twice ({loss.detail}); please report it"
+    return Problem(job[0], ProblemKind.WORKER_DIED, message), 0.0
+
+
+def _load_the_indexer() -> None:
+    """The indexer and libcst's native parser (which libcst loads on its first parse), loaded here once per
+    process rather than by every worker anew: workers are forked from this process where the platform forks, and
+    a library or a server that analyses again and again pays for them once."""
+    import dispatchlint.analysis.index  # noqa: F401
+
     try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
+        importlib.import_module("libcst.native")
+    except ImportError:  # a libcst that parses otherwise loads what it needs on its own
         pass
-    return 0
-
-
-def _index_alone(job: Tuple[str, str, bool, bytes]) -> Tuple[Union[ModuleFacts, Problem], float]:
-    """A large file indexed in a worker process of its own, its memory bounded: a worker that runs out of it or
-    dies makes that file a reported error and the run goes on."""
-    started = time.perf_counter()
-    try:
-        with ProcessPoolExecutor(max_workers=1, initializer=_bound_memory, initargs=(LARGE_FILE_MEMORY,)) as pool:
-            return pool.submit(_index_batch, [job]).result()[0]
-    except (BrokenProcessPool, MemoryError):
-        return _too_large(job[0]), time.perf_counter() - started
 
 
 def index_read(
@@ -139,12 +149,12 @@ def index_read(
     timings: Optional[Dict[str, Optional[float]]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> Indexed:
-    """Facts for every file read (in order): from the cache, else indexed (on ``jobs`` processes when there are
-    enough). ``timings`` receives the seconds each file took to index (None: from the cache); ``progress`` is
-    told after each file indexed how many of how many are done."""
+    """Facts for every file read (in order): from the cache, else indexed in worker processes (up to ``jobs``,
+    and at most one per CPU and per ``_FILES_PER_WORKER`` files). ``timings`` receives the seconds each file took
+    to index (None: from the cache); ``progress`` is told after each file indexed how many of how many are done."""
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
-    pending: List[Tuple[int, str, Tuple[str, str, bool, bytes]]] = []
+    pending: List[Tuple[int, str, _Job]] = []
     with without_cycle_collection(long_lived=True):  # decoded facts: millions of records alive, in no cycle
         for source, data, key in files:
             cached = load_facts(cache, key, source) if cache is not None else None
@@ -153,30 +163,23 @@ def index_read(
             elif timings is not None:
                 timings[source.relative] = None
             slots.append(cached)
-    large = [job for _, _, job in pending if len(job[3]) > LARGE_FILE_BYTES]
-    jobs_for_work = [job for _, _, job in pending if len(job[3]) <= LARGE_FILE_BYTES]
-    computed: List[Tuple[Union[ModuleFacts, Problem], float]] = []
-    if jobs > 1 and len(pending) >= _PARALLEL_THRESHOLD:
-        batches = [jobs_for_work[start : start + _BATCH] for start in range(0, len(jobs_for_work), _BATCH)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool, without_cycle_collection(long_lived=True):  # unpickled
-            for batch in pool.map(_index_batch, batches):
-                computed.extend(batch)
-                if progress is not None:
-                    progress(len(computed), len(pending))
-    else:
+    indexed: Dict[str, _Outcome] = {}
+    if pending:
+        _load_the_indexer()
 
-        def index_all() -> None:  # on one deep-stack thread, not one per file
-            for job in jobs_for_work:
-                computed.append(_index_one(job))
-                if progress is not None:
-                    progress(len(computed), len(pending))
+    def index(work: List[_Job], processes: int, large: bool) -> None:
+        def finished(number: int, outcome: Union[_Outcome, Lost]) -> None:
+            job = work[number]
+            indexed[job[0]] = _lost(job, outcome, large) if isinstance(outcome, Lost) else outcome
+            if progress is not None:
+                progress(len(indexed), len(pending))
 
-        on_deep_stack(index_all)
-    indexed = dict(zip((job[0] for job in jobs_for_work), computed))
-    for job in large:
-        indexed[job[0]] = _index_alone(job)
-        if progress is not None:
-            progress(len(indexed), len(pending))
+        with without_cycle_collection(long_lived=True):  # facts unpickled: many records alive, in no cycle
+            run_jobs(_index_one, work, processes, _seconds_for, finished, LARGE_FILE_MEMORY if large else None)
+
+    small = [job for _, _, job in pending if len(job[3]) <= LARGE_FILE_BYTES]
+    index(small, min(jobs, usable_cpus(), len(small) // _FILES_PER_WORKER), large=False)
+    index([job for _, _, job in pending if len(job[3]) > LARGE_FILE_BYTES], 1, large=True)  # each alone, bounded
     for slot, key, job in pending:
         facts, seconds = indexed[job[0]]
         if timings is not None:

@@ -1,6 +1,7 @@
 """Output formats. Each writer takes the findings and returns the text to print."""
 
 from dispatchlint.report._model import Level, Report, Reported, RuleDoc, TextEdit
+from dispatchlint.report._visible import visible, visible_lines
 from dispatchlint.report.github import render_github
 from dispatchlint.report.json_format import render_json
 from dispatchlint.report.sarif import render_sarif
@@ -28,4 +29,6 @@ __all__ = [
     "render_settings",
     "render_statistics",
     "render_text",
+    "visible",
+    "visible_lines",
 ]

@@ -8,10 +8,14 @@ from __future__ import annotations
 from typing import Dict
 
 from dispatchlint.report._model import Report
+from dispatchlint.report._visible import visible
 
 
 def _escape(value: str, property_value: bool = False) -> str:
-    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message or property value: control characters visible, CR and LF among them (the log
+    shows ESC sequences as a terminal would, and a line break would end the command), then GitHub's own escape of
+    ``%``."""
+    value = visible(value).replace("%", "%25")
     if property_value:
         value = value.replace(":", "%3A").replace(",", "%2C")
     return value

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Sequence
 
 from dispatchlint.findings import Finding
 from dispatchlint.report._model import RuleDoc
+from dispatchlint.report._visible import visible
 
 if TYPE_CHECKING:  # the engine imports the report package's neighbours; only its types are needed here
     from dispatchlint.engine import RunPlan
@@ -65,7 +66,7 @@ def render_files(plans: Sequence["RunPlan"], cwd: Path, machine: bool) -> str:
         listed = [{"path": _shown(s.path, cwd), "module": s.module, "reported": reported} for s, reported in files]
         return _json({"files": listed})
     return "".join(
-        _shown(source.path, cwd) + ("" if reported else "  (analysed, not reported)") + "\n"
+        visible(_shown(source.path, cwd)) + ("" if reported else "  (analysed, not reported)") + "\n"
         for source, reported in files
     )
 

@@ -1,4 +1,5 @@
-"""``--format text``: ``path:line:col: CODE message`` with a caret snippet, coloured on a terminal."""
+"""``--format text``: ``path:line:col: CODE message`` with a caret snippet, coloured on a terminal; what comes from
+the project (paths, names, source lines) is shown with its control characters visible (``report/_visible.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 from dispatchlint._lines import split_lines
 
 from dispatchlint.findings import Applicability
+from dispatchlint.report._visible import visible
 
 if TYPE_CHECKING:
     from dispatchlint.findings import Finding
@@ -32,19 +34,17 @@ def render_text(
     out: List[str] = []
     for finding in findings:
         span = finding.span
-        location = (
-            click.style(f"{finding.path}:{span.line}:{span.column}:", bold=True)
-            if color
-            else (f"{finding.path}:{span.line}:{span.column}:")
-        )
+        location = f"{visible(finding.path)}:{span.line}:{span.column}:"
+        location = click.style(location, bold=True) if color else location
         code = click.style(finding.code, fg="red", bold=True) if color else finding.code
         fix = _MARKERS[finding.applicability]
-        out.append(f"{location} {code}{fix} {finding.message}")
+        out.append(f"{location} {code}{fix} {visible(finding.message)}")
         out.extend(_snippet(finding, _lines(cache, cwd / finding.path), color))
         if verbose and finding.trace:
             out.append("  trace:")
             for number, step in enumerate(finding.trace, start=1):
-                out.append(f"    {number}. {step.path}:{step.span.line}:{step.span.column}: {step.message}")
+                where = f"{visible(step.path)}:{step.span.line}:{step.span.column}"
+                out.append(f"    {number}. {where}: {visible(step.message)}")
             out.append("")
     count = len(findings)
     if summary:
@@ -93,7 +93,9 @@ def _snippet(finding: "Finding", lines: List[str], color: bool) -> List[str]:
     text = lines[span.line - 1].rstrip()
     width = len(str(span.line))
     end = span.end_column if span.end_line == span.line else len(text) + 1
-    carets = "^" * max(1, end - span.column)
+    # Under the line as shown: an escaped control character takes more than one column.
+    before, under = visible(text[: span.column - 1]), visible(text[span.column - 1 : end - 1])
+    carets = "^" * max(1, len(under))
     marker = click.style(carets, fg="red") if color else carets
     gutter = " " * width + " |"
-    return [gutter, f"{span.line} | {text}", f"{gutter} {' ' * (span.column - 1)}{marker}", ""]
+    return [gutter, f"{span.line} | {visible(text)}", f"{gutter} {' ' * len(before)}{marker}", ""]
