@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 
@@ -20,9 +20,9 @@ from dispatchlint import __version__
 from dispatchlint.analysis._parse import collecting_only_new_objects, deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
-from dispatchlint import fix
-from dispatchlint.fix import FixError, fix_lock, render_diff, text_edits, write_all
+from dispatchlint import api, fix
+from dispatchlint.engine import RunOptions, RunResult, UsageError, plan_run
+from dispatchlint.fix import FixError, render_diff, text_edits
 from dispatchlint.report import (
     Report,
     Reported,
@@ -38,14 +38,12 @@ from dispatchlint.report import (
     render_statistics,
     render_text,
 )
-from dispatchlint.findings import Applicability, Finding
+from dispatchlint.findings import Finding
 from dispatchlint.rules import RULES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: The output formats that carry what each fix would change (they plan fixes, so they need the linked project).
 _WITH_EDITS = ("json", "sarif")
-#: Fix passes at most: each pass re-analyses what the previous one wrote.
-_FIX_PASSES = 4
 _FORMATS = ("text", "json", "sarif", "github")
 #: The formats each mode can print (a mode not listed prints every format).
 _MODE_FORMATS: Dict[str, Tuple[str, ...]] = {
@@ -357,35 +355,28 @@ def _run(options: _Options, report: _Report) -> int:
     recorded = (
         read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
     )
-
-    def run(contents: Optional[Mapping[Path, bytes]] = None) -> List[RunResult]:
-        started = time.perf_counter()
-        results = analyse(paths, replace(run_options, contents=contents) if contents else run_options)
+    outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does
+        api.fix(paths, unsafe=options.unsafe_fixes, settings=run_options, write=not options.diff, waiting=_waiting)
+        if options.fix or options.diff
+        else None
+    )
+    passes = outcome.passes if outcome is not None else (api.check(paths, settings=run_options),)
+    for number, analysis in enumerate(passes):
         if options.verbose:
-            _print_timings(results, time.perf_counter() - started)
-        return results
-
-    if options.fix and not options.diff:  # --diff shows the fixes instead of writing them, as Ruff's does
-
-        def waiting(root: Path) -> None:
-            click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
-
-        # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
-        with fix_lock([plan.root for plan in plan_run(paths, run_options)], waiting):
-            results = run()
-            _print_notes(results, options)
-            results = _fix(results, options, run)
-    else:
-        results = run()
-        _print_notes(results, options)
+            _print_timings(analysis.projects, analysis.seconds)
+        if number == 0:  # what the user should know about the code as it was given
+            _print_notes(analysis.projects, options)
+    results = passes[-1].projects
     if options.graph:
         from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
 
         cwd = Path.cwd()
         report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
         return EXIT_CLEAN
-    if options.diff:
-        return _diff(results, options, report)
+    if outcome is not None and options.diff:
+        return _diff(outcome, options, report)
+    if outcome is not None:
+        _print_fixes(outcome, options)
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(f"error: {error}", err=True)
@@ -509,9 +500,12 @@ def _note(options: _Options, text: str) -> None:
 def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
     if sum(result.reported_files for result in results) == 0:
         _note(options, "warning: No Python files found under the given path(s)\n")
-    for result in results:
-        for warning in result.warnings:
-            _note(options, f"warning: {warning}\n")
+    _print_warnings([warning for result in results for warning in result.warnings], options)
+
+
+def _print_warnings(warnings: Sequence[str], options: _Options) -> None:
+    for warning in warnings:
+        _note(options, f"warning: {warning}\n")
 
 
 def _print_timings(results: Sequence[RunResult], total: float) -> None:
@@ -538,60 +532,30 @@ def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[Text
         return ()
 
 
-def _fixes(
-    results: Sequence[RunResult], unsafe: bool
-) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], str]:
-    """The new contents of the files the chosen fixes change, what each rewrite does, and a hint on held fixes."""
-    changes: Dict[Path, Tuple[bytes, bytes]] = {}
-    notes: Dict[Path, List[str]] = {}
-    held = 0
-    for result in results:
-        chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
-        held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen)
-        changes.update(outcome.changes)
-        notes.update(outcome.notes)
-    hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
-    return changes, notes, hint
+def _waiting(root: Path) -> None:
+    click.echo(f"Another dispatchlint --fix is running on {root}; waiting for it to finish", err=True)
 
 
-def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> int:
+def _diff(outcome: api.FixResult, options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, hint = _fixes(results, options.unsafe_fixes)
+    changes = outcome.changes
     report.write(render_diff(changes, Path.cwd()))
-    _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{hint}")
+    _note(options, f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n{_held(outcome)}")
+    _print_warnings(outcome.warnings, options)
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _fix(
-    results: List[RunResult], options: _Options, run: Callable[[Mapping[Path, bytes]], List[RunResult]]
-) -> List[RunResult]:
-    """``--fix``: compute every pass in memory (each analyses what the ones before it made), write the files once
-    at the end (all or none) and tell the user which, pyupgrade style; the analysis of the fixed project.
+def _print_fixes(outcome: api.FixResult, options: _Options) -> None:
+    """``--fix``: which files were rewritten and how, pyupgrade style; the fixes held for ``--unsafe-fixes``."""
+    for path in outcome.changes:
+        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(outcome.notes[path])}\n")
+    _note(options, _held(outcome))
+    _print_warnings(outcome.warnings, options)
 
-    A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing redundant):
-    passes go on until nothing changes, so that a second ``--fix`` has nothing left to do.
-    """
-    original: Dict[Path, bytes] = {}
-    fixed: Dict[Path, bytes] = {}
-    notes: Dict[Path, List[str]] = {}
-    hint = ""
-    for _ in range(_FIX_PASSES):
-        changes, pass_notes, hint = _fixes(results, options.unsafe_fixes)
-        changes = {path: change for path, change in changes.items() if change[0] != change[1]}
-        if not changes:
-            break
-        for path, (old, new) in changes.items():
-            original.setdefault(path, old)
-            fixed[path] = new
-            notes.setdefault(path, []).extend(note for note in pass_notes[path] if note not in notes[path])
-        results = run(dict(fixed))
-    written = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
-    write_all(written)
-    for path in written:
-        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
-    _note(options, hint)
-    return results
+
+def _held(outcome: api.FixResult) -> str:
+    held = outcome.held
+    return f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
