@@ -324,7 +324,7 @@ def command(**values: Any) -> int:
     """Find agent tool calls that bypass the argument-coercion gate.
 
     The whole project around PATHS (default: the current folder) is analysed; findings are reported for the
-    files under PATHS.
+    files under PATHS. `dispatchlint server` runs the language server instead (docs/editors.md).
     """
     options = _Options(**values)
     _refuse_conflicts(options)
@@ -582,11 +582,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
 
 
+@click.command(name="server", context_settings={"help_option_names": ["-h", "--help"]})
+def server_command() -> int:
+    """Run the language server on standard input and output (docs/editors.md); needs the server extra."""
+    from dispatchlint.server import serve
+
+    serve()
+    return EXIT_CLEAN
+
+
 def _command(argv: Optional[Sequence[str]]) -> int:
+    args = list(argv) if argv is not None else sys.argv[1:]
+    if args[:1] == ["server"]:  # long-lived: outside the one-run collector scope below (``./server`` is a path)
+        return int(server_command.main(args=args[1:], prog_name="dispatchlint server", standalone_mode=False) or 0)
     # One collector scope for the whole command: the facts the engine freezes stay out of the collector's reach
     # while the findings are narrowed and rendered (a full pass over them was a tenth of a warm run).
     with deep_recursion(), collecting_only_new_objects():
-        return int(command.main(args=list(argv) if argv is not None else None, standalone_mode=False) or 0)
+        return int(command.main(args=args, standalone_mode=False) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
