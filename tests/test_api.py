@@ -3,11 +3,14 @@ says it did not."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, write_project
+from conftest import FIXTURES, REPO, subprocess_env, write_project
 from dispatchlint import api
 from dispatchlint.engine import RunOptions
 from fixproject import copy_project, python_sources
@@ -130,3 +133,31 @@ def test_diff_shows_every_pass_of_the_fix(tmp_path: Path, run_cli) -> None:
     assert "+    args = coerce_tool_args(tool_name, args)" in diff.stdout  # the first pass
     assert "-        todos = json.loads(todos)" in diff.stdout  # the pass the first one made possible
     assert "2 files would be rewritten" in diff.stderr
+
+
+def test_the_readme_example_runs_as_it_says(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use from Python\n", 1)[1]
+    example = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    assert example is not None
+    before = python_sources(FIXTURES / "example")
+    done = subprocess.run(
+        [sys.executable, "-c", example.group(1)],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    *findings, fixed = done.stdout.splitlines()
+    assert [line.split(": ")[:2] for line in findings] == [
+        [
+            "fixtures/example/taskbot/builtin.py:13",
+            "DL201 `_plan` (tool `plan`) parses `steps` by hand, a second source of truth",
+        ],
+        ["fixtures/example/taskbot/loop.py:26", 'DL101 `"5"` for `limit` reaches `_recall` as a string'],
+        ["fixtures/example/taskbot/pool.py:21", 'DL101 `"5"` for `limit` reaches `_recall` as a string'],
+    ]
+    assert fixed == "True ['builtin.py'] 0"
+    assert python_sources(FIXTURES / "example") == before  # write=False wrote nothing
