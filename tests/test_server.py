@@ -261,6 +261,43 @@ async def test_an_edit_in_one_module_shows_the_bypass_in_the_modules_it_affects(
     await until(lambda: published(client, project) == set(), "the bypasses cleared in both modules")
 
 
+async def test_a_save_analyses_the_file_and_a_close_without_saving_goes_back_to_the_disk(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    project = fixed_example(tmp_path / "example")
+    loop, builtin = project / "taskbot" / "loop.py", project / "taskbot" / "builtin.py"
+    await start(client, project)
+    await until(lambda: ended(client) == 1, "the first analysis")
+    text = open_file(client, loop)
+    raw = text.replace("from .builtin import BUILTIN_EXECUTORS", "from .builtin import _RAW_BUILTIN_EXECUTORS")
+    raw = raw.replace("fn = BUILTIN_EXECUTORS.get(name)", "fn = _RAW_BUILTIN_EXECUTORS.get(name)")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(2, uri(loop)), [types.TextDocumentContentChangeWholeDocument(raw)]
+        )
+    )
+    bypass = {("DL101", "taskbot/loop.py:26")}
+    await until(lambda: published(client, project) == bypass, "the bypass")
+    loop.write_text(raw, encoding="utf-8")  # the editor saves the buffer
+    done = analyses(client)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(loop))))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri(loop))))
+    await until(lambda: analyses(client) > done, "the analysis of the saved file")
+    assert published(client, project) == bypass  # what is on disk now
+
+    builtin_text = open_file(client, builtin)
+    unwrapped = builtin_text.replace("name: _coerced(name, executor) for", "name: executor for")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(2, uri(builtin)),
+            [types.TextDocumentContentChangeWholeDocument(unwrapped)],
+        )
+    )
+    await until(lambda: ("DL101", "taskbot/pool.py:21") in published(client, project), "the unwrapped table's bypass")
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri(builtin))))
+    await until(lambda: published(client, project) == bypass, "the file on disk, read again once closed unsaved")
+
+
 async def test_a_burst_of_edits_is_analysed_once_it_stops(client: LanguageClient, tmp_path: Path) -> None:
     project = copy_project(FIXTURES / "example", tmp_path / "example")
     loop = project / "taskbot" / "loop.py"
@@ -271,7 +308,6 @@ async def test_a_burst_of_edits_is_analysed_once_it_stops(client: LanguageClient
     end = types.Position(len(text.splitlines()), 0)
     for version in range(2, 22):  # twenty keystrokes, faster than the debounce
         change(client, loop, version, [(types.Range(end, end), "#")])
-        await asyncio.sleep(0.01)
         end = types.Position(end.line, end.character + 1)
     await until(lambda: analyses(client) > first, "the analysis after the edits")
     await asyncio.sleep(1.0)  # anything still queued would have run by now
@@ -311,11 +347,23 @@ async def test_a_quick_fix_a_fix_all_and_a_suppression_as_the_command_line_makes
         25, len(text.splitlines()[25])
     )
 
-    [fix_all] = by_kind["source.fixAll.dispatchlint"]
+    [offered] = by_kind["source.fixAll.dispatchlint"]
+    assert offered.title == "Fix all dispatchlint findings in this file"
+    assert offered.edit is None  # the client resolves it when chosen: no analysis on every cursor move
+    fix_all = await client.code_action_resolve_async(offered)
     assert fix_all.edit is not None
+    on_save = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(uri(loop)),
+            types.Range(types.Position(0, 0), types.Position(0, 0)),
+            types.CodeActionContext(diagnostics=[], only=["source.fixAll.dispatchlint"]),
+        )
+    )
+    assert [(a.kind, a.edit) for a in on_save or [] if isinstance(a, types.CodeAction)] == [
+        ("source.fixAll.dispatchlint", fix_all.edit)
+    ]
     before = python_sources(project)
     apply_workspace_edit(fix_all.edit)
-    assert fix_all.title == "Fix all dispatchlint findings in this file"
     assert run_cli(by_command, "--fix", "taskbot/loop.py").exit_code == 0  # what --fix makes of this file's findings
     assert python_sources(project) == python_sources(by_command) != before
 
@@ -336,6 +384,8 @@ async def test_a_quick_fix_a_fix_all_and_a_suppression_as_the_command_line_makes
 async def test_a_suppression_joins_the_noqa_already_on_the_line(client: LanguageClient, tmp_path: Path) -> None:
     project = copy_project(FIXTURES / "example", tmp_path / "example")
     pool = project / "taskbot" / "pool.py"
+    broken = project / "taskbot" / "broken.py"
+    broken.write_text("def plan(:\n    pass\n", encoding="utf-8")
     text = pool.read_text(encoding="utf-8")
     site = line_of(text, "pool.submit(BUILTIN_EXECUTORS[name]")
     lines = text.splitlines(keepends=True)
@@ -356,6 +406,16 @@ async def test_a_suppression_joins_the_noqa_already_on_the_line(client: Language
     assert suppress.edit is not None
     apply_workspace_edit(suppress.edit)
     assert pool.read_text(encoding="utf-8").splitlines()[site - 1].endswith("  # noqa: E501, DL101")
+
+    open_file(client, broken)  # a file that does not parse: a noqa would not hide its DL001, none is offered
+    [parse_error] = diagnostics_of(client, broken)
+    assert parse_error.code == "DL001"
+    offered = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(uri(broken)), parse_error.range, types.CodeActionContext([parse_error])
+        )
+    )
+    assert offered is None
 
 
 async def test_hover_says_which_paths_read_a_table_gated_or_raw(client: LanguageClient, tmp_path: Path) -> None:

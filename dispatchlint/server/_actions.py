@@ -21,14 +21,18 @@ from dispatchlint.analysis._suppressions import noqa_codes_end
 from dispatchlint.engine import RunOptions
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.fix import FixError, plan_fixes
+from dispatchlint.rules.dl001_parse_error import ParseError
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
 from dispatchlint.server._analysis import Analysis
 from dispatchlint.server._documents import Positions, text_edits
 
 #: The kind of the action that applies every safe fix, as editors ask for it on save.
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.dispatchlint"
-#: Rules a line's suppression cannot hide: DL002 reports a suppression comment, which only a file's can hide.
-_FILE_SUPPRESSED_ONLY = frozenset({UnusedSuppression.code})
+#: Findings a line's suppression cannot hide: a file that does not parse is not read for comments, and DL002
+#: reports a suppression comment itself, which only a file's suppression can hide.
+_NOT_SUPPRESSED_ON_THEIR_LINE = frozenset({ParseError.code, UnusedSuppression.code})
+#: The title of the action that applies every safe fix of a file's findings.
+FIX_ALL_TITLE = "Fix all dispatchlint findings in this file"
 
 _Changes = Mapping[Path, Tuple[bytes, bytes]]
 
@@ -69,18 +73,15 @@ def quick_fix(
     )
 
 
-def fix_all(
+def fix_all_edit(
     path: Path, analysis: Analysis, codec: PositionCodec, uri_of: Callable[[Path], str]
-) -> Optional[types.CodeAction]:
-    """Every safe fix that the findings of ``path`` have, pass after pass as ``--fix`` makes them (None: none)."""
+) -> Optional[types.WorkspaceEdit]:
+    """Every safe fix that the findings of ``path`` have, pass after pass as ``--fix`` makes them (None: none).
+
+    Each pass analyses the project again: a client that can resolve an action's edit later is offered the action
+    without it, and this runs only when the action is chosen."""
     outcome = api.fix(path, settings=RunOptions(contents=analysis.overlays), write=False, cwd=analysis.root)
-    if not outcome.changes:
-        return None
-    return types.CodeAction(
-        title="Fix all dispatchlint findings in this file",
-        kind=FIX_ALL,
-        edit=workspace_edit(outcome.changes, codec, uri_of),
-    )
+    return workspace_edit(outcome.changes, codec, uri_of) if outcome.changes else None
 
 
 def suppression(
@@ -88,7 +89,7 @@ def suppression(
 ) -> Optional[types.CodeAction]:
     """A ``# noqa: CODE`` for the finding's first line, or the code added to the noqa already there; None where
     the line cannot end in a comment (inside a string that spans lines, or continued by a backslash)."""
-    if finding.code in _FILE_SUPPRESSED_ONLY:
+    if finding.code in _NOT_SUPPRESSED_ON_THEIR_LINE:
         return None
     line = finding.span.line
     endings = _line_endings(text)

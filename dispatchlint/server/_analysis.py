@@ -55,7 +55,17 @@ class Analysis:
         return self.read(path) == current
 
     def findings_in(self, path: Path) -> List[Finding]:
+        """The findings reported in ``path``."""
         return [finding for finding in self.result.findings if self.root / finding.path == path]
+
+    def concerning(self, path: Path) -> List[Finding]:
+        """The findings that ``dispatchlint PATH`` reports: those in ``path``, and those whose table, gate or
+        schema lies there."""
+        return [
+            finding
+            for finding in self.result.findings
+            if any(self.root / where == path for where in (finding.path, *(item.path for item in finding.related)))
+        ]
 
 
 def analyse(root: Path, buffers: Mapping[Path, bytes], progress: Optional[Callable[[int, int], None]]) -> Analysis:

@@ -27,8 +27,9 @@ from dispatchlint import __version__
 from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
 from dispatchlint.config import ConfigError
 from dispatchlint.engine import UsageError, plan_run
+from dispatchlint.findings import Applicability
 from dispatchlint.report import RuleDoc
-from dispatchlint.server._actions import FIX_ALL, fix_all, quick_fix, suppression
+from dispatchlint.server._actions import FIX_ALL, FIX_ALL_TITLE, fix_all_edit, quick_fix, suppression
 from dispatchlint.server._analysis import Analysis, analyse, project_root
 from dispatchlint.server._diagnostics import SOURCE, Diagnostics
 from dispatchlint.server._documents import Positions, encoded, overlaps, path_of, uri_of
@@ -208,12 +209,33 @@ class DispatchlintServer(LanguageServer):
             for finding in chosen:
                 suppressed = suppression(finding, diagnostics.diagnostic(finding), positions, text, uri)
                 actions += [suppressed] if suppressed is not None else []
-        if _asks_for(wanted, FIX_ALL):
-            fixed_all = await self.in_worker(
-                partial(fix_all, path, analysis, self.workspace.position_codec, self.uri_for)
-            )
-            actions += [fixed_all] if fixed_all is not None else []
+        if _asks_for(wanted, FIX_ALL) and any(f.applicability is Applicability.SAFE for f in analysis.concerning(path)):
+            fix_all = types.CodeAction(FIX_ALL_TITLE, kind=FIX_ALL, data=uri)
+            if wanted is not None or not self._resolves_edits():  # asked for by name (on save): the edit now
+                fix_all = await self.resolve(fix_all)
+            if fix_all.edit is not None or fix_all.data is not None:
+                actions.append(fix_all)
         return actions or None
+
+    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        """The fix-all action with its edit (no edit, and no data to resolve it again: nothing to fix)."""
+        if action.kind != FIX_ALL or not isinstance(action.data, str):
+            return action
+        path = path_of(action.data)
+        analysis = await self.settled(path)
+        action.data = None
+        if analysis is not None:
+            action.edit = await self.in_worker(
+                partial(fix_all_edit, path, analysis, self.workspace.position_codec, self.uri_for)
+            )
+        return action
+
+    def _resolves_edits(self) -> bool:
+        """Whether the client asks for an action's edit when the action is chosen (``codeAction/resolve``)."""
+        document = self.client_capabilities.text_document
+        asking = document.code_action if document is not None else None
+        support = asking.resolve_support if asking is not None else None
+        return support is not None and "edit" in support.properties
 
     async def hover(self, params: types.HoverParams) -> Optional[types.Hover]:
         path = path_of(params.text_document.uri)
@@ -345,10 +367,14 @@ def build_server() -> DispatchlintServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
     )
     async def code_action(ls: DispatchlintServer, params: types.CodeActionParams) -> Optional[List[types.CodeAction]]:
         return await ls.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: DispatchlintServer, params: types.CodeAction) -> types.CodeAction:
+        return await ls.resolve(params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: DispatchlintServer, params: types.HoverParams) -> Optional[types.Hover]:
