@@ -12,7 +12,7 @@ import codecs
 import io
 import tokenize
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -23,12 +23,11 @@ from dispatchlint.analysis.locations import Span
 from dispatchlint.fix import text_edits as line_edits
 
 
-def path_of(uri: str) -> Path:
-    """The file a ``file:`` URI names, symbolic links resolved as the analysis resolves them."""
-    path = to_fs_path(uri)
-    if path is None:
-        raise ValueError(f"not a file URI: {uri}")
-    return Path(path).resolve()
+def path_of(uri: str) -> Optional[Path]:
+    """The file a ``file:`` URI names, symbolic links resolved as the analysis resolves them (None: the URI names
+    no file, such as an editor's ``untitled:`` buffer)."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path).resolve() if path is not None else None
 
 
 def uri_of(path: Path) -> str:

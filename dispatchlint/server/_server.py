@@ -82,14 +82,15 @@ class DispatchlintServer(LanguageServer):
         """The open Python buffers, by file: what the analysis reads in place of those files."""
         found = {}
         for uri, document in self.workspace.text_documents.items():
-            if uri.startswith("file:") and uri.endswith(".py"):
-                found[path_of(uri)] = encoded(document.source)
+            path = path_of(uri)
+            if path is not None and path.suffix == ".py":
+                found[path] = encoded(document.source)
         return found
 
     def uri_for(self, path: Path) -> str:
         """The URI the editor knows ``path`` by: an open document's own, else the usual spelling."""
         known: Dict[str, object] = self.workspace.text_documents
-        return next((uri for uri in known if uri.startswith("file:") and path_of(uri) == path), uri_of(path))
+        return next((uri for uri in known if path_of(uri) == path), uri_of(path))
 
     # Scheduling the analyses.
 
@@ -97,6 +98,12 @@ class DispatchlintServer(LanguageServer):
         if root not in self.projects:
             self.projects[root] = _Project(root)
         return self.projects[root]
+
+    def changed(self, uri: str, delay: float = 0.0) -> None:
+        """Analyse the project of the file ``uri`` names once nothing has changed for ``delay`` seconds."""
+        path = path_of(uri)
+        if path is not None:
+            self.schedule(project_root(path), delay)
 
     def schedule(self, root: Path, delay: float = 0.0) -> None:
         """Analyse the project at ``root`` once nothing has changed for ``delay`` seconds."""
@@ -189,8 +196,8 @@ class DispatchlintServer(LanguageServer):
     async def code_actions(self, params: types.CodeActionParams) -> Optional[List[types.CodeAction]]:
         uri = params.text_document.uri
         path = path_of(uri)
-        analysis = await self.settled(path)
-        if analysis is None:
+        analysis = await self.settled(path) if path is not None else None
+        if path is None or analysis is None:
             return None
         wanted = params.context.only
         actions: List[types.CodeAction] = []
@@ -222,9 +229,9 @@ class DispatchlintServer(LanguageServer):
         if action.kind != FIX_ALL or not isinstance(action.data, str):
             return action
         path = path_of(action.data)
-        analysis = await self.settled(path)
+        analysis = await self.settled(path) if path is not None else None
         action.data = None
-        if analysis is not None:
+        if path is not None and analysis is not None:
             action.edit = await self.in_worker(
                 partial(fix_all_edit, path, analysis, self.workspace.position_codec, self.uri_for)
             )
@@ -239,8 +246,8 @@ class DispatchlintServer(LanguageServer):
 
     async def hover(self, params: types.HoverParams) -> Optional[types.Hover]:
         path = path_of(params.text_document.uri)
-        analysis = await self.settled(path)
-        if analysis is None or analysis.result.project is None:
+        analysis = await self.settled(path) if path is not None else None
+        if path is None or analysis is None or analysis.result.project is None:
             return None
         positions = Positions(analysis.text(path), self.workspace.position_codec)
         line, column = positions.located(params.position)
@@ -267,7 +274,7 @@ class DispatchlintServer(LanguageServer):
 
     async def analyse_workspace(self) -> None:
         """Analyse every project of the workspace's folders, so that every file's findings are shown."""
-        folders = [path_of(folder.uri) for folder in self.workspace.folders.values()]
+        folders = [path for path in map(path_of, (f.uri for f in self.workspace.folders.values())) if path is not None]
         if not folders and self.workspace.root_path:
             folders = [Path(self.workspace.root_path).resolve()]
         for folder in folders:
@@ -339,6 +346,8 @@ def build_server() -> DispatchlintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: DispatchlintServer, params: types.DidOpenTextDocumentParams) -> None:
         path = path_of(params.text_document.uri)
+        if path is None:
+            return
         project = ls.project(project_root(path))
         if project.analysis is not None and project.analysis.covers(path, encoded(params.text_document.text)):
             ls.publish(project, project.analysis)  # the analysis read this text: only the URI may be new
@@ -347,23 +356,23 @@ def build_server() -> DispatchlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: DispatchlintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(project_root(path_of(params.text_document.uri)), DEBOUNCE_SECONDS)
+        ls.changed(params.text_document.uri, DEBOUNCE_SECONDS)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: DispatchlintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(project_root(path_of(params.text_document.uri)))
+        ls.changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DispatchlintServer, params: types.DidCloseTextDocumentParams) -> None:
         path = path_of(params.text_document.uri)
-        project = ls.project(project_root(path))
-        if project.analysis is not None and path in project.analysis.overlays:  # the file on disk is read again
-            ls.schedule(project.root)
+        project = ls.projects.get(project_root(path)) if path is not None else None
+        if project is not None and project.analysis is not None and path in project.analysis.overlays:
+            ls.schedule(project.root)  # the file on disk is read again
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: DispatchlintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        for root in sorted({project_root(path_of(change.uri)) for change in params.changes}):
-            ls.schedule(root, DEBOUNCE_SECONDS)
+        for change in params.changes:
+            ls.changed(change.uri, DEBOUNCE_SECONDS)  # a burst of changes (a checkout) is one analysis
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
