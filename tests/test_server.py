@@ -20,7 +20,8 @@ from lsprotocol import types  # noqa: E402 - only once pytest-lsp (and so pygls)
 from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from conftest import FIXTURES, read_expected  # noqa: E402
+from conftest import FIXTURES, read_expected, write_project  # noqa: E402
+from dispatchlint.analysis.indexing import LARGE_FILE_BYTES  # noqa: E402
 from fixproject import copy_project, python_sources  # noqa: E402
 
 pytestmark = pytest.mark.asyncio
@@ -40,7 +41,12 @@ async def client(lsp_client: LanguageClient):
 
     lsp_client.registrations = registrations  # type: ignore[attr-defined]
     yield
-    await lsp_client.shutdown_session()
+    try:
+        await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)  # a server that does not exit fails the test
+    finally:
+        server = lsp_client._server  # never initialized (the test failed first), or hung: it must not outlive it
+        if server is not None and server.returncode is None:
+            server.kill()
 
 
 def uri(path: Path) -> str:
@@ -323,6 +329,53 @@ async def test_a_burst_of_edits_is_analysed_once_it_stops(client: LanguageClient
         ("DL101", "taskbot/pool.py:21"),
         ("DL201", "taskbot/builtin.py:13"),
     }
+
+
+#: A module of a large generated project: its own tools and table, so that no two modules share cached facts.
+LARGE_MODULE = """
+import json
+
+
+def search_{n}(query, limit=5):
+    return [query] * int(limit)
+
+
+def fetch_{n}(url):
+    return url
+
+
+TOOLS_{n} = {{"search_{n}": search_{n}, "fetch_{n}": fetch_{n}}}
+
+
+def run_{n}(call):
+    args = json.loads(call["arguments"])
+    return TOOLS_{n}[call["name"]](**args)
+"""
+
+
+async def test_requests_are_answered_while_a_large_project_is_indexed(client: LanguageClient, tmp_path: Path) -> None:
+    """Enough files to index on worker processes, and one large enough to be indexed in a process of its own:
+    workers started from the server, which has threads, once hung before they ran."""
+    modules = {f"agent/tools_{n}.py": LARGE_MODULE.format(n=n) for n in range(400)}
+    row = '    "a generated row of data, long enough to make the module large",\n'
+    modules["agent/data.py"] = "ROWS = [\n" + row * (LARGE_FILE_BYTES // len(row) + 1) + "]\n"
+    (tmp_path / "large").mkdir()
+    project = write_project(tmp_path / "large", {"agent/__init__.py": "", **modules})
+    untitled = "untitled:Untitled-1"
+    await start(client, project)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(untitled, "python", 1, "")))
+    await until(
+        lambda: any(isinstance(v, types.WorkDoneProgressReport) for vs in client.progress_reports.values() for v in vs),
+        "the indexing under way",
+    )
+    assert ended(client) == 0
+    answer = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(untitled), types.Position(0, 0))
+    )
+    assert answer is None and ended(client) == 0  # answered while the indexing went on, on its worker thread
+    await until(lambda: ended(client) == 1, "the end of the indexing")
+    [progress] = client.progress_reports.values()
+    assert progress[-2].message == "indexed 402/402 files" and progress[-1].message == "0 findings"
 
 
 async def test_a_quick_fix_a_fix_all_and_a_suppression_as_the_command_line_makes_them(

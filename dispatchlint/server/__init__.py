@@ -6,6 +6,7 @@ package imports nothing of pygls until the server starts.
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 
 from dispatchlint.engine import UsageError
@@ -28,12 +29,28 @@ def serve() -> None:
             "`dispatchlint server` needs the server extra: pip install 'dispatchlint[server]' "
             f"({error.name.split('.')[0]} is not installed)"
         ) from error
+    _start_workers_afresh()
     given = sys.stdout
     sys.stdout = sys.stderr
     try:
         build_server().start_io(sys.stdin.buffer, given.buffer)
     finally:
         sys.stdout = given
+
+
+def _start_workers_afresh() -> None:
+    """Indexing workers start from a process of their own (a fork server), never forked from the server.
+
+    The server has threads, one of them blocked reading standard input: a worker forked then inherits the lock of
+    ``sys.stdin`` held, and hangs when it closes its standard input before it runs anything, so the analysis never
+    ends. The fork server loads the indexer once, so each worker starts with it.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        multiprocessing.set_start_method("forkserver", force=True)
+        multiprocessing.set_forkserver_preload(["dispatchlint.analysis.indexing", "dispatchlint.analysis.index"])
+    else:
+        multiprocessing.set_start_method("spawn", force=True)
 
 
 __all__ = ["serve"]
