@@ -428,6 +428,12 @@ async def test_a_quick_fix_a_fix_all_and_a_suppression_as_the_command_line_makes
 
     for path, data in before.items():  # back to the code as it was: the quick fix alone, then the suppression
         (project / path).write_bytes(data)
+    [reported] = [f for f in run_cli(project, "--format", "json").findings() if f["path"] == "taskbot/loop.py"]
+    assert sorted(  # the quick fix is the edit the JSON report gives the finding
+        (Path(target).name, edit.range.start.line + 1, edit.range.end.line + 1, edit.new_text)
+        for target, edits in (fix.edit.changes or {}).items()
+        for edit in edits
+    ) == sorted((Path(e["path"]).name, e["line"], e["end_line"], e["replacement"]) for e in reported["edits"])
     apply_workspace_edit(fix.edit)
     remaining = run_cli(project, "--format", "json").locations()
     assert {code for code, _ in remaining} == {"DL201"}  # both readers of the table are gated; the parse is left

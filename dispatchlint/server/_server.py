@@ -61,6 +61,8 @@ class _Project:
 
 
 class DispatchlintServer(LanguageServer):
+    """The server's state: the projects seen, their analyses, and the worker thread that runs them."""
+
     def __init__(self) -> None:
         super().__init__("dispatchlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.projects: Dict[Path, _Project] = {}
