@@ -111,8 +111,8 @@ class FixResult:
             return ()
         passes = len(self.passes) - 1
         return (
-            f"the fixes did not converge: {passes} pass{'es' if passes != 1 else ''} still changed the code; "
-            "the changes of every pass are kept, and what remains is reported (please report it)",
+            f"the fixes did not converge in {passes} pass{'es' if passes != 1 else ''}: the code they made would "
+            "change again; the changes of those passes are kept, and what remains is reported (please report it)",
         )
 
 

@@ -116,7 +116,7 @@ def test_the_command_line_warns_when_fixes_do_not_converge(
     monkeypatch.setattr(api, "MAX_FIX_PASSES", 1)
     fixed = run_cli(project, "--fix")
     assert fixed.exit_code == 1
-    assert "warning: the fixes did not converge: 1 pass still changed the code" in fixed.stderr
+    assert "warning: the fixes did not converge in 1 pass: the code they made would change again" in fixed.stderr
     assert "Rewriting agent/loop.py" in fixed.stderr
     assert "agent/todo.py:7:17: DL201" in fixed.stdout
     monkeypatch.setattr(api, "MAX_FIX_PASSES", 4)
