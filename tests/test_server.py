@@ -544,6 +544,37 @@ async def test_the_project_configuration_is_read_again_when_it_changes(client: L
     assert message.message.startswith(f"dispatchlint: {project}:") and "pyproject.toml" in message.message
 
 
+async def test_a_folder_that_becomes_a_project_and_workspace_folders_that_change(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    example = copy_project(FIXTURES / "example", tmp_path / "example")
+    chains = copy_project(FIXTURES / "name_chains", tmp_path / "name_chains")
+    await start(client, example)
+    await until(lambda: len(published(client, example)) == 3, "the example's three findings")
+
+    settings = example / "taskbot" / "pyproject.toml"  # the package configures itself: a project of its own
+    settings.write_text('[tool.dispatchlint]\nignore = ["DL201"]\n', encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams([types.FileEvent(uri(settings), types.FileChangeType.Created)])
+    )
+    raw = {("DL101", "taskbot/loop.py:26"), ("DL101", "taskbot/pool.py:21")}
+    await until(lambda: published(client, example) == raw, "the package's findings, with its own settings")
+
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri(chains), chains.name)],
+                removed=[types.WorkspaceFolder(uri(example), example.name)],
+            )
+        )
+    )
+    expected, _ = read_expected(FIXTURES / "name_chains")
+    await until(
+        lambda: published(client, example) == set() and published(client, chains) == expected,
+        "the closed folder cleared and the new one analysed",
+    )
+
+
 async def test_a_client_without_progress_support_gets_the_diagnostics_alone(
     client: LanguageClient, tmp_path: Path
 ) -> None:

@@ -37,8 +37,10 @@ from dispatchlint.server._hover import hover
 
 #: Seconds without an edit before a project is analysed again.
 DEBOUNCE_SECONDS = 0.3
+#: The files that settle which files a project has, and how they are checked.
+_SETTINGS_FILES = ("pyproject.toml", ".gitignore")
 #: The files whose change on disk changes a project's answers.
-_WATCHED = ("**/*.py", "**/pyproject.toml", "**/.gitignore")
+_WATCHED = ("**/*.py", *(f"**/{name}" for name in _SETTINGS_FILES))
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
 
@@ -102,10 +104,27 @@ class DispatchlintServer(LanguageServer):
         return self.projects[root]
 
     def changed(self, uri: str, delay: float = 0.0) -> None:
-        """Analyse the project of the file ``uri`` names once nothing has changed for ``delay`` seconds."""
+        """Analyse the project of the file ``uri`` names once nothing has changed for ``delay`` seconds; a
+        project's settings (``pyproject.toml``, ``.gitignore``) are every enclosing project's too, whose files they
+        can take (a folder that configures dispatchlint becomes a project of its own)."""
         path = path_of(uri)
-        if path is not None:
-            self.schedule(project_root(path), delay)
+        if path is None:
+            return
+        roots = {project_root(path)}
+        if path.name in _SETTINGS_FILES:
+            roots.update(root for root in self.projects if root in path.parents)
+        for root in sorted(roots):
+            self.schedule(root, delay)
+
+    def forget(self, folder: Path) -> None:
+        """Clear what was published for the projects in ``folder`` (a workspace folder the editor closed)."""
+        for root in [root for root in self.projects if root == folder or folder in root.parents]:
+            project = self.projects.pop(root)
+            if project.timer is not None:
+                project.timer.cancel()
+            for uri in sorted(project.published):
+                if not any(uri in other.published for other in self.projects.values()):
+                    self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
     def schedule(self, root: Path, delay: float = 0.0) -> None:
         """Analyse the project at ``root`` once nothing has changed for ``delay`` seconds."""
@@ -126,7 +145,7 @@ class DispatchlintServer(LanguageServer):
     async def _analyse(self, project: _Project) -> None:
         try:
             analysis = await self._run(project)
-            if analysis is not None:
+            if analysis is not None and self.projects.get(project.root) is project:  # not a folder closed since
                 self.publish(project, analysis)
         finally:
             project.running = None
@@ -166,7 +185,8 @@ class DispatchlintServer(LanguageServer):
         project.analysis = analysis
         fresh = Diagnostics(analysis, self.workspace.position_codec, self.rules, self.uri_for).by_uri()
         for uri in sorted(project.published.keys() - fresh.keys()):
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+            if not any(uri in other.published for other in self.projects.values() if other is not project):
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))  # no one's now
         for uri, diagnostics in sorted(fresh.items()):
             if project.published.get(uri) != diagnostics:
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics))
@@ -279,6 +299,10 @@ class DispatchlintServer(LanguageServer):
         folders = [path for path in map(path_of, (f.uri for f in self.workspace.folders.values())) if path is not None]
         if not folders and self.workspace.root_path:
             folders = [Path(self.workspace.root_path).resolve()]
+        await self.analyse_folders(folders)
+
+    async def analyse_folders(self, folders: Sequence[Path]) -> None:
+        """Analyse every project in ``folders``."""
         for folder in folders:
             try:
                 plans = await asyncio.get_running_loop().run_in_executor(self.executor, plan_run, [folder])
@@ -375,6 +399,17 @@ def build_server() -> DispatchlintServer:
     def did_change_watched_files(ls: DispatchlintServer, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
             ls.changed(change.uri, DEBOUNCE_SECONDS)  # a burst of changes (a checkout) is one analysis
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(
+        ls: DispatchlintServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        for removed in params.event.removed:
+            folder = path_of(removed.uri)
+            if folder is not None:
+                ls.forget(folder)
+        added = [path_of(folder.uri) for folder in params.event.added]
+        await ls.analyse_folders([folder for folder in added if folder is not None])
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
