@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 import click
 
@@ -20,18 +20,9 @@ from dispatchlint import __version__
 from dispatchlint.analysis._parse import collecting_only_new_objects, deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
-from dispatchlint import fix
-from dispatchlint.fix import (
-    JOURNAL_NAME,
-    FixError,
-    fix_lock,
-    recover_interrupted,
-    render_diff,
-    stopping_rolls_back,
-    text_edits,
-    write_all,
-)
+from dispatchlint import api, fix
+from dispatchlint.engine import RunOptions, RunResult, UsageError, plan_run
+from dispatchlint.fix import FixError, Recovery, render_diff, stopping_rolls_back, text_edits
 from dispatchlint.report import (
     Report,
     Reported,
@@ -49,14 +40,12 @@ from dispatchlint.report import (
     visible,
     visible_lines,
 )
-from dispatchlint.findings import Applicability, Finding
+from dispatchlint.findings import Finding
 from dispatchlint.rules import RULES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: The output formats that carry what each fix would change (they plan fixes, so they need the linked project).
 _WITH_EDITS = ("json", "sarif")
-#: Fix passes at most: each pass re-analyses what the previous one wrote.
-_FIX_PASSES = 4
 _FORMATS = ("text", "json", "sarif", "github")
 #: The formats each mode can print (a mode not listed prints every format).
 _MODE_FORMATS: Dict[str, Tuple[str, ...]] = {
@@ -340,7 +329,7 @@ def command(**values: Any) -> int:
     """Find agent tool calls that bypass the argument-coercion gate.
 
     The whole project around PATHS (default: the current folder) is analysed; findings are reported for the
-    files under PATHS.
+    files under PATHS. `dispatchlint server` runs the language server instead (docs/editors.md).
     """
     options = _Options(**values)
     _refuse_conflicts(options)
@@ -369,48 +358,34 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
-    #: With ``--fix``: how many findings the run reported before fixing (those fixed are not reported after).
-    found_before: Optional[int] = None
     recorded = (
         read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
     )
-
-    def run(contents: Optional[Mapping[Path, bytes]] = None) -> List[RunResult]:
-        started = time.perf_counter()
-        results = analyse(paths, replace(run_options, contents=contents) if contents else run_options)
+    outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does
+        api.fix(paths, unsafe=options.unsafe_fixes, settings=run_options, write=not options.diff, waiting=_waiting)
+        if options.fix or options.diff
+        else None
+    )
+    passes = outcome.passes if outcome is not None else (api.check(paths, settings=run_options),)
+    for number, analysis in enumerate(passes):
         if options.verbose:
-            _print_timings(results, time.perf_counter() - started)
-        return results
-
-    if options.fix and not options.diff:  # --diff shows the fixes instead of writing them, as Ruff's does
-
-        def waiting(root: Path) -> None:
-            click.echo(visible(f"Another dispatchlint --fix is running on {root}; waiting for it to finish"), err=True)
-
-        # Analysed under the lock: results from before another fix wrote would be fixes of files that are gone.
-        roots = [plan.root for plan in plan_run(paths, run_options)]
-        with fix_lock(roots, waiting):
-            _recover(roots, options)
-            results = run()
-            _print_notes(results, options)
-            found_before = len(_reported(results, recorded)[0])
-            results = _fix(results, options, run, roots)
-    else:
-        results = run()
-        interrupted = [result.root for result in results if (result.root / JOURNAL_NAME).exists()]
-        if interrupted:  # a fix was killed while it wrote: check the project as it was before, not half-fixed
-            with fix_lock(interrupted, lambda root: None):
-                _recover(interrupted, options)
-            results = run()
-        _print_notes(results, options)
+            _print_timings(analysis.projects, analysis.seconds)
+        if number == 0:  # what the user should know about the code as it was given
+            _print_recovered(analysis.recovered, options)
+            _print_notes(analysis.projects, options)
+    results = passes[-1].projects
+    #: With ``--fix``: how many findings the run reported before fixing (those fixed are not reported after).
+    found_before = len(_reported(outcome.before.projects, recorded)[0]) if outcome and options.fix else None
     if options.graph:
         from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
 
         cwd = Path.cwd()
         report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
         return EXIT_CLEAN
-    if options.diff:
-        return _diff(results, options, report)
+    if outcome is not None and options.diff:
+        return _diff(outcome, options, report)
+    if outcome is not None:
+        _print_fixes(outcome, options)
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(visible(f"error: {error}"), err=True)
@@ -557,9 +532,12 @@ def _note(options: _Options, text: str) -> None:
 def _print_notes(results: Sequence[RunResult], options: _Options) -> None:
     if sum(result.reported_files for result in results) == 0:
         _note(options, "warning: No Python files found under the given path(s)\n")
-    for result in results:
-        for warning in result.warnings:
-            _note(options, f"warning: {warning}\n")
+    _print_warnings([warning for result in results for warning in result.warnings], options)
+
+
+def _print_warnings(warnings: Sequence[str], options: _Options) -> None:
+    for warning in warnings:
+        _note(options, f"warning: {warning}\n")
 
 
 def _print_timings(results: Sequence[RunResult], total: float) -> None:
@@ -586,84 +564,50 @@ def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[Text
         return ()
 
 
-def _fixes(
-    results: Sequence[RunResult], unsafe: bool
-) -> Tuple[Dict[Path, Tuple[bytes, bytes]], Dict[Path, List[str]], List[str], str]:
-    """The new contents of the files the chosen fixes change, what each rewrite does, and what to tell the user
-    after (a hint on held fixes, a dependency to declare by hand)."""
-    changes: Dict[Path, Tuple[bytes, bytes]] = {}
-    notes: Dict[Path, List[str]] = {}
-    held = 0
-    advice: List[str] = []
-    for result in results:
-        chosen = [f for f in result.findings if f.fixable and (unsafe or f.applicability is Applicability.SAFE)]
-        held += sum(1 for f in result.findings if f.fixable) - len(chosen)
-        outcome = fix.plan_fixes(result.linked()[1], result.root, chosen, unsafe)
-        changes.update(outcome.changes)
-        notes.update(outcome.notes)
-        advice.extend(f"note: {line}\n" for line in outcome.advice)
-    hint = f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
-    return changes, notes, advice, hint
+def _waiting(root: Path) -> None:
+    click.echo(visible(f"Another dispatchlint --fix is running on {root}; waiting for it to finish"), err=True)
 
 
-def _diff(results: Sequence[RunResult], options: _Options, report: _Report) -> int:
+def _diff(outcome: api.FixResult, options: _Options, report: _Report) -> int:
     """``--diff``: print what ``--fix`` would change and write nothing; exit 1 when it would change something."""
-    changes, _, advice, hint = _fixes(results, options.unsafe_fixes)
+    changes = outcome.changes
     report.write(render_diff(changes, Path.cwd()))
     rewritten = f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n"
-    _note(options, rewritten + "".join(advice) + hint)
+    _note(options, rewritten + _advice(outcome) + _held(outcome))
+    _print_warnings(outcome.warnings, options)
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
 
-def _recover(roots: Sequence[Path], options: _Options) -> None:
-    """Put back the files of a ``--fix`` that was killed while it wrote them, and say so (hold the fix lock)."""
+def _print_recovered(recovered: Sequence[Recovery], options: _Options) -> None:
+    """Say which files of a ``--fix`` killed while it wrote them were put back, and which were left."""
     cwd = Path.cwd()
-    for root in sorted(set(roots)):
-        for recovery in recover_interrupted(root):
-            restored = len(recovery.restored)
-            _note(
-                options,
-                f"Restored {restored} file{'s' if restored != 1 else ''} that an interrupted --fix had rewritten "
-                f"({_shown_path(recovery.journal, cwd)})\n",
-            )
-            for path in recovery.edited:
-                _note(options, f"warning: {_shown_path(path, cwd)} changed after an interrupted --fix; left as it is\n")
+    for recovery in recovered:
+        restored = len(recovery.restored)
+        _note(
+            options,
+            f"Restored {restored} file{'s' if restored != 1 else ''} that an interrupted --fix had rewritten "
+            f"({_shown_path(recovery.journal, cwd)})\n",
+        )
+        for path in recovery.edited:
+            _note(options, f"warning: {_shown_path(path, cwd)} changed after an interrupted --fix; left as it is\n")
 
 
-def _fix(
-    results: List[RunResult],
-    options: _Options,
-    run: Callable[[Mapping[Path, bytes]], List[RunResult]],
-    roots: Sequence[Path],
-) -> List[RunResult]:
-    """``--fix``: compute every pass in memory (each analyses what the ones before it made), write the files once
-    at the end (all or none) and tell the user which, pyupgrade style; the analysis of the fixed project.
+def _print_fixes(outcome: api.FixResult, options: _Options) -> None:
+    """``--fix``: which files were rewritten and how, pyupgrade style; the fixes held for ``--unsafe-fixes``."""
+    for path in outcome.changes:
+        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(outcome.notes[path])}\n")
+    _note(options, _advice(outcome) + _held(outcome))
+    _print_warnings(outcome.warnings, options)
 
-    A fix can make another possible (a chain coerced ahead makes its tool's hand-rolled parsing redundant):
-    passes go on until nothing changes, so that a second ``--fix`` has nothing left to do.
-    """
-    original: Dict[Path, bytes] = {}
-    fixed: Dict[Path, bytes] = {}
-    notes: Dict[Path, List[str]] = {}
-    advice: List[str] = []
-    hint = ""
-    for _ in range(_FIX_PASSES):
-        changes, pass_notes, pass_advice, hint = _fixes(results, options.unsafe_fixes)
-        advice.extend(line for line in pass_advice if line not in advice)
-        changes = {path: change for path, change in changes.items() if change[0] != change[1]}
-        if not changes:
-            break
-        for path, (old, new) in changes.items():
-            original.setdefault(path, old)
-            fixed[path] = new
-            notes.setdefault(path, []).extend(note for note in pass_notes[path] if note not in notes[path])
-        results = run(dict(fixed))
-    written = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
-    write_all(written, roots)
-    for path in written:
-        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(notes[path])}\n")
-    _note(options, "".join(advice) + hint)
-    return results
+
+def _advice(outcome: api.FixResult) -> str:
+    """What the fixes ask of the user (a dependency to declare where the fix could not)."""
+    return "".join(f"note: {line}\n" for line in outcome.advice)
+
+
+def _held(outcome: api.FixResult) -> str:
+    held = outcome.held
+    return f"{held} more fix{'es' if held != 1 else ''} available with --unsafe-fixes\n" if held else ""
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -691,11 +635,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
 
 
+@click.command(name="server", context_settings={"help_option_names": ["-h", "--help"]})
+def server_command() -> int:
+    """Run the language server on standard input and output (docs/editors.md); needs the server extra."""
+    from dispatchlint.server import serve
+
+    serve()
+    return EXIT_CLEAN
+
+
 def _command(argv: Optional[Sequence[str]]) -> int:
+    args = list(argv) if argv is not None else sys.argv[1:]
+    if args[:1] == ["server"]:  # long-lived: outside the one-run collector scope below (``./server`` is a path)
+        return int(server_command.main(args=args[1:], prog_name="dispatchlint server", standalone_mode=False) or 0)
     # One collector scope for the whole command: the facts the engine freezes stay out of the collector's reach
     # while the findings are narrowed and rendered (a full pass over them was a tenth of a warm run).
     with deep_recursion(), collecting_only_new_objects():
-        return int(command.main(args=list(argv) if argv is not None else None, standalone_mode=False) or 0)
+        return int(command.main(args=args, standalone_mode=False) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from dispatchlint._lines import line_number
 from dispatchlint.analysis.facts import Span, Suppression, SuppressionScope
@@ -43,6 +43,13 @@ def find_suppressions(source: str) -> Tuple[Suppression, ...]:
     except (tokenize.TokenError, SyntaxError):
         pass
     return tuple(found)
+
+
+def noqa_codes_end(comment: str) -> Optional[int]:
+    """Where the codes of the first ``# noqa: CODES`` in ``comment`` end, any tool's (None: it has no such
+    directive): a code written there joins them."""
+    match = _NOQA.search(comment)
+    return match.end("codes") if match is not None and match.group("codes") else None
 
 
 def _directives(comment: str, line: int, column: int) -> List[Suppression]:

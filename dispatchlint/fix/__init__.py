@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from dispatchlint.fix._diff import render_diff
 from dispatchlint.fix._errors import FixError
-from dispatchlint.fix._journal import JOURNAL_NAME
+from dispatchlint.fix._journal import JOURNAL_NAME, Recovery
 from dispatchlint.fix._lock import fix_lock
 from dispatchlint.fix._hunks import text_edits
 from dispatchlint.fix._write import recover_interrupted, stopping_rolls_back, write_all
@@ -52,6 +52,7 @@ __all__ = [
     "Decision",
     "FixError",
     "JOURNAL_NAME",
+    "Recovery",
     "FixOutcome",
     "Fixability",
     "fix_lock",
