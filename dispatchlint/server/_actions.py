@@ -55,7 +55,7 @@ def quick_fix(
     if finding.applicability is not Applicability.SAFE:
         return None
     try:
-        outcome = plan_fixes(analysis.result.linked()[1], analysis.root, [finding])
+        outcome = plan_fixes(analysis.result.linked()[1], analysis.root, [finding], False)  # safe fixes only
     except FixError:
         return None
     changes = {path: change for path, change in outcome.changes.items() if change[0] != change[1]}
