@@ -4,10 +4,12 @@ only the findings, a check parses each file once, and fix markers say what ``--f
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import List
 
@@ -15,6 +17,7 @@ import libcst
 import pytest
 
 from conftest import FIXTURES, REPO, subprocess_env
+from dispatchlint.analysis.indexing import _WARM_UP
 from dispatchlint.cli import Progress
 from dispatchlint.engine import RunOptions, analyse
 from dispatchlint.fix import _source
@@ -55,7 +58,7 @@ def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.Monk
 
     def parse(source, *args, **kwargs):  # type: ignore[no-untyped-def]
         with parsed.open("a", encoding="utf-8") as record:
-            record.write("parsed\n")
+            record.write(hashlib.sha256(source if isinstance(source, bytes) else source.encode()).hexdigest() + "\n")
         return original(source)
 
     monkeypatch.setattr(libcst, "parse_module", parse)  # the workers are forked: they inherit the stand-in
@@ -67,7 +70,11 @@ def test_a_check_parses_each_file_once_and_plans_no_fix(monkeypatch: pytest.Monk
     project = FIXTURES / "fix_registered"
     [result] = analyse([project], RunOptions(use_cache=False, jobs=1), cwd=project)
     assert any(finding.fixable for finding in result.findings)
-    assert len(parsed.read_text(encoding="utf-8").splitlines()) == len(result.project.modules)
+    files = [(project / module.path).read_bytes() for module in result.project.modules]
+    # each file once (and the module the run indexes first itself, to warm up before its workers start)
+    assert Counter(parsed.read_text(encoding="utf-8").split()) - Counter([hashlib.sha256(_WARM_UP).hexdigest()]) == (
+        Counter(hashlib.sha256(data).hexdigest() for data in files)
+    )
 
 
 def test_markers_and_summary_say_what_fix_applies(run_cli) -> None:

@@ -131,7 +131,7 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
     first, then raise it with :func:`deep_recursion`. Already on such a thread (a whole run, a worker's batch of
     files), ``function`` runs right there: a thread per file was a fifth of indexing a small module.
 
-    A Ctrl-C while the caller waits is raised in ``function`` too, which is given a second to unwind; the caller
+    A Ctrl-C while the caller waits is raised in ``function`` too, which is given half a second to unwind; the caller
     then raises it."""
     if threading.current_thread().name == _DEEP_STACK_THREAD:
         return function()
@@ -162,7 +162,7 @@ def on_deep_stack(function: Callable[[], _T]) -> _T:
 
 
 #: How long an interrupted deep-stack thread is given to unwind (kill its workers, release its locks).
-_INTERRUPTED_SECONDS = 1.0
+_INTERRUPTED_SECONDS = 0.5
 
 
 def _interrupt(thread: threading.Thread) -> None:

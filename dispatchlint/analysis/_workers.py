@@ -22,6 +22,11 @@ from typing import Any, Callable, Deque, List, Optional, Sequence, Set, TypeVar,
 
 from dispatchlint.analysis._parse import on_deep_stack
 
+try:  # loaded here, before workers are forked, not by each of them
+    import resource
+except ImportError:  # not on Windows: workers are bounded by the run alone there
+    resource = None  # type: ignore[assignment]
+
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
 
@@ -123,7 +128,9 @@ def run_jobs(
                     lose(worker, Lost(LossKind.TIMED_OUT, f"{seconds(jobs[worker.job]):.0f} s"))
     finally:  # done, failed, or interrupted: no worker outlives the call
         for worker in idle + busy:
-            _stop(worker)
+            _kill(worker)
+        for worker in idle + busy:  # reaped once all are killed: their memory is freed at the same time
+            worker.process.join()
 
 
 def _time_left(busy: Sequence[_Worker], now: float) -> float:
@@ -141,10 +148,14 @@ def _start(work: Callable[[Any], Any], memory: Optional[int]) -> _Worker:
 
 def _stop(worker: _Worker) -> None:
     """Kill the worker (idle, busy or dead already) and reap it."""
+    _kill(worker)
+    worker.process.join()
+
+
+def _kill(worker: _Worker) -> None:
     worker.connection.close()
     if worker.process.is_alive():
         worker.process.kill()
-    worker.process.join()
 
 
 def _ending(worker: _Worker) -> str:
@@ -195,9 +206,7 @@ _ORPHAN_SECONDS = 1.0
 
 def _bound_cpu(seconds: float) -> None:
     """The process may use ``seconds`` more of CPU time, then the system ends it (where the platform can say)."""
-    try:
-        import resource
-    except ImportError:
+    if resource is None:
         return
     usage = resource.getrusage(resource.RUSAGE_SELF)
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -208,10 +217,6 @@ def _bound_cpu(seconds: float) -> None:
 def bound_memory(limit: int) -> None:
     """The heap and mappings the process adds to what it has stay under ``limit`` bytes (where the platform can
     say so; the worker is apart from the run either way)."""
-    try:
-        import resource
-    except ImportError:
-        return
     kind = getattr(resource, "RLIMIT_DATA", None)
     if kind is None:
         return

@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import importlib.util
 import os
-import secrets
 import stat
 import sys
 import tempfile
@@ -249,7 +248,7 @@ def _create_key(path: Path) -> None:
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")  # created 0600
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(secrets.token_bytes(_KEY_BYTES))
+            handle.write(os.urandom(_KEY_BYTES))
         try:
             os.link(temporary, path)
         except FileExistsError:

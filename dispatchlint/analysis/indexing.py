@@ -5,7 +5,6 @@ which a Ctrl-C could not interrupt."""
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -130,16 +129,36 @@ def _lost(job: _Job, loss: Lost, large: bool) -> _Outcome:
     return Problem(job[0], ProblemKind.WORKER_DIED, message), 0.0
 
 
-def _load_the_indexer() -> None:
-    """The indexer and libcst's native parser (which libcst loads on its first parse), loaded here once per
-    process rather than by every worker anew: workers are forked from this process where the platform forks, and
-    a library or a server that analyses again and again pays for them once."""
-    import dispatchlint.analysis.index  # noqa: F401
+#: A module of the shapes most files have (imports, a table of functions, a dispatch, a class, a comprehension),
+#: indexed once in the run's own process before workers are forked from it (see :func:`_warm_up`).
+_WARM_UP = b"""import json
+from typing import Any, Dict
 
-    try:
-        importlib.import_module("libcst.native")
-    except ImportError:  # a libcst that parses otherwise loads what it needs on its own
-        pass
+
+class Agent:
+    def run(self, name: str, arguments: str) -> Any:
+        args: Dict[str, Any] = json.loads(arguments)
+        return TOOLS[name](self, **{key: value for key, value in args.items() if key})
+
+
+def search(agent: Agent, query: str = "", limit: int = 5) -> str:
+    return f"{query}: {limit}" if query else str([limit, (agent, -1)])
+
+
+TOOLS = {"search": search}
+"""
+_warmed_up = False
+
+
+def _warm_up() -> None:
+    """Index :data:`_WARM_UP` here, once per process: the first file a process indexes loads libcst's native
+    parser and fills the indexer's caches (by node type, of compiled patterns), most of the time of indexing a
+    small file. Workers are forked from this process where the platform forks, so every worker then starts with
+    them, and a library or a server that analyses again and again pays for them once."""
+    global _warmed_up
+    if not _warmed_up:
+        _warmed_up = True
+        _index_one(("warm_up.py", "warm_up", False, _WARM_UP))
 
 
 def index_read(
@@ -165,7 +184,7 @@ def index_read(
             slots.append(cached)
     indexed: Dict[str, _Outcome] = {}
     if pending:
-        _load_the_indexer()
+        _warm_up()
 
     def index(work: List[_Job], processes: int, large: bool) -> None:
         def finished(number: int, outcome: Union[_Outcome, Lost]) -> None:
