@@ -130,7 +130,7 @@ def run(repo_dir: Path, use_cache: bool) -> Tuple[List[Finding], float]:
 GROUPS = {
     "original": "first 30 repositories",
     "added": "repositories added with their labels (issue 18)",
-    "seen": "blind part of issue 18, after its one scoring",
+    "seen": "blind parts, after their one scoring",
     "blind": "blind part",
 }
 
