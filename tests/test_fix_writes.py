@@ -311,7 +311,7 @@ _SPLIT_FIX = {
 }
 #: Run ``dispatchlint --fix`` in a child that stops itself with ``signal`` right after the first file is replaced.
 _STOP_AFTER_FIRST_WRITE = """
-import os, signal, sys, time
+import os, signal, sys
 from dispatchlint.cli import main
 from dispatchlint.fix import _write
 
@@ -320,7 +320,8 @@ def replace_then_stop(path, data):
     real(path, data)
     if path.suffix == ".py":
         os.kill(os.getpid(), getattr(signal, sys.argv[1]))
-        time.sleep(1)  # the main thread handles the signal meanwhile
+        if sys.argv[1] != "SIGKILL":  # until the main thread has handled it, however loaded the machine
+            _write._INTERRUPTS._requested.wait(60)
 _write.replace_atomically = replace_then_stop
 sys.exit(main(["--fix", "--no-cache"]))
 """
