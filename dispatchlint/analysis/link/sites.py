@@ -159,8 +159,8 @@ class Dispatches:
         """A callable a resolver returns for a tool's name, where no table behind the resolver can be seen (a
         protocol's method, a plugin's registry: ``func = registry.get_tool_function(tool_name)``), run with the
         model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it. The
-        resolver is a method that says it returns a tool (``getattr(self.db, method_name)`` returns a method of a
-        database client)."""
+        resolver must be a method whose name says it returns a tool: ``getattr(self.db, method_name)`` returns a
+        database client's method."""
         holder, _, method = dispatch.resolver.rpartition(".")
         if not (holder and dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
             return False
