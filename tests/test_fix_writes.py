@@ -323,6 +323,8 @@ def replace_then_stop(path, data):
         if sys.argv[1] != "SIGKILL":  # until the main thread has handled it, however loaded the machine
             _write._INTERRUPTS._requested.wait(60)
 _write.replace_atomically = replace_then_stop
+if hasattr(signal, "SIGHUP"):  # as a terminal's child has it, however the tests were started (nohup ignores it)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 sys.exit(main(["--fix", "--no-cache"]))
 """
 
