@@ -9,30 +9,7 @@ from typing import Dict
 import pytest
 
 from conftest import write_project
-
-GATE = """
-import json
-
-SCHEMAS = {"search": {"type": "object", "properties": {"query": {"type": "string"}, "tags": {"type": "array"}}}}
-
-def coerce_tool_args(tool_name, args):
-    props = SCHEMAS.get(tool_name, {}).get("properties", {})
-    return {k: json.loads(v) if props.get(k, {}).get("type") == "array" and isinstance(v, str) else v
-            for k, v in args.items()}
-"""
-
-REGISTRY = """
-from agent.gate import coerce_tool_args
-
-def search(query, tags=()):
-    return [query, *tags]
-
-REGISTRY = {"search": search}
-
-def handle_function_call(tool_name, args):
-    args = coerce_tool_args(tool_name, args)
-    return REGISTRY[tool_name](**args)
-"""
+from test_precision import GATE, REGISTRY
 
 #: A tool whose call gates, and a record of one tool call that can run itself against a list of tools by taking
 #: the matching tool's bare function (what an agent framework's tool-call type did).
