@@ -22,7 +22,7 @@ def reads_properties(node: cst.CSTNode) -> bool:
     return pair is not None and syn.string_value(pair[1]) == "properties"
 
 
-def reads_signature(node: cst.CSTNode) -> bool:
+def reads_annotations(node: cst.CSTNode) -> bool:
     """``param.annotation`` or ``get_type_hints(func)``: the declared types of a callable's parameters, which a
     gate that repairs against the tool function's own annotations reads where others read a schema (only
     asking a signature which parameters exist is not that)."""

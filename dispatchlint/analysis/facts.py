@@ -375,7 +375,7 @@ class FunctionDef:
     renames_keys: bool = False
     #: Reads the declared types of a callable's parameters (``param.annotation``): with ``rewrites_values``, a
     #: gate by behaviour that repairs against the tool function's annotations rather than a schema.
-    reads_signature: bool = False
+    reads_annotations: bool = False
     #: The ``**kwargs`` parameter, if any: what a call passes by keyword beyond the named parameters.
     keywords_param: str = ""
 

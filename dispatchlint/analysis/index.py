@@ -338,7 +338,7 @@ class _ModuleIndexer:
         self.validating: Set[cst.FunctionDef] = set()
         self.rewriting: Set[cst.FunctionDef] = set()
         self.renaming: Set[cst.FunctionDef] = set()
-        self.signature_reading: Set[cst.FunctionDef] = set()
+        self.annotation_reading: Set[cst.FunctionDef] = set()
         schemas = SchemaCollector(self.literals, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
@@ -355,8 +355,8 @@ class _ModuleIndexer:
                 self.rewriting.update(functions)
             if functions and pat.renames_keys(node):
                 self.renaming.add(functions[-1])
-            if functions and pat.reads_signature(node):
-                self.signature_reading.add(functions[-1])
+            if functions and pat.reads_annotations(node):
+                self.annotation_reading.add(functions[-1])
             if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
@@ -636,7 +636,7 @@ class _ModuleIndexer:
                 rewrites_values=node in self.rewriting,
                 returns_names=tuple(inner.returned_names),
                 renames_keys=node in self.renaming,
-                reads_signature=node in self.signature_reading,
+                reads_annotations=node in self.annotation_reading,
                 keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
             )
         )

@@ -77,7 +77,7 @@ class Gates:
         takes_arguments = any(named_like_arguments(function, param) for param in function.params)
         if not takes_arguments or qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
-        reads_declared = function.reads_schema_properties or function.reads_signature
+        reads_declared = function.reads_schema_properties or function.reads_annotations
         behaves = (reads_declared and function.rewrites_values) or function.validates_arguments
         return behaves and any(
             reads_as_model_arguments(flow) for _, call in self.graph.callers(qualified, function) for flow in call.flows
