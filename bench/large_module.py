@@ -9,7 +9,7 @@ if/elif chain on the tool's name, a dispatcher that looks a tool up in the table
 three fresh child processes:
 
 - floor: ``libcst.parse_module`` and ``resolve(PositionProvider)``, the metadata the indexer reads;
-- index: :func:`dispatchlint.analysis.index.index_source` alone (compile, parse, positions, facts);
+- index: :func:`dispatchlint.indexing.indexer.index_source` alone (compile, parse, positions, facts);
 - whole run: ``python -m dispatchlint FILE --no-cache -v`` (index, link, rules, fixability), with a
   ``max-file-size`` above the module's size.
 
@@ -221,7 +221,7 @@ def write_project(root: Path, kilobytes: int, shape: str = "agent") -> Path:
 _FLOOR = """
 import sys, time, libcst
 from libcst.metadata import MetadataWrapper, PositionProvider
-from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
+from dispatchlint._process import deep_recursion, on_deep_stack
 source = open(sys.argv[1], 'rb').read()
 def floor():
     with deep_recursion():  # the stack the indexer runs on: an if/elif chain nests one level per arm
@@ -234,7 +234,7 @@ print(on_deep_stack(floor))
 #: Indexing alone (compile, parse, positions, facts), CPU seconds on stdout.
 _INDEX = """
 import sys, time
-from dispatchlint.analysis.index import index_source
+from dispatchlint.indexing.indexer import index_source
 source = open(sys.argv[1], 'rb').read()
 started = time.process_time()
 index_source(sys.argv[1], "large", False, source)
@@ -312,12 +312,12 @@ def table(rows: Sequence[Row]) -> List[str]:
 
 def profile(kilobytes: int, shape: str, limit: int = 30) -> None:
     """The indexer's hot spots on a module of ``kilobytes`` KB, in this process."""
-    from dispatchlint.analysis import index
+    from dispatchlint.indexing import indexer
 
     source = module_source(units_for(kilobytes, shape), shape=shape).encode("utf-8")
     profiler = cProfile.Profile()
-    # the indexer runs on a thread of its own (see dispatchlint.analysis._parse): profile that thread
-    index.on_deep_stack(lambda: profiler.runcall(index._compile_then_index, "large.py", "large", False, source))
+    # the indexer runs on a thread of its own (see dispatchlint.indexing._parse): profile that thread
+    indexer.on_deep_stack(lambda: profiler.runcall(indexer._compile_then_index, "large.py", "large", False, source))
     stats = pstats.Stats(profiler)
     stats.sort_stats("cumulative").print_stats(limit)
     stats.sort_stats("tottime").print_stats(limit)

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dispatchlint.engine import RunOptions, analyse
+from dispatchlint.plan import RunOptions
+
+from dispatchlint.engine import analyse
 from dispatchlint.findings import Finding
 from dispatchlint.rules import all_rules
 

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from dispatchlint import fix as fixes
-from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
+from dispatchlint._process import deep_recursion, on_deep_stack
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import RunOptions, RunResult, UsageError, analyse, plan_run
+from dispatchlint.plan import RunOptions, RunResult, UsageError
+from dispatchlint.engine import analyse, plan_run
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.fix import JOURNAL_NAME, FixError, Recovery, fix_lock, recover_interrupted, write_all
 from dispatchlint.problems import Problem

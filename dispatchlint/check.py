@@ -12,22 +12,22 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from dispatchlint.analysis._parse import collecting_only_new_objects
-from dispatchlint.analysis.cache import FactsCache, ReadFile
-from dispatchlint.analysis.configured import unresolved_settings
-from dispatchlint.analysis.discover import PathMatcher
-from dispatchlint.analysis.indexing import index_read
-from dispatchlint.analysis.link import Project, link_project
+from dispatchlint._process import collecting_only_new_objects
+from dispatchlint.indexing.facts_cache import FactsCache, ReadFile
+from dispatchlint.linking.configured import unresolved_settings
+from dispatchlint.discovery.files import PathMatcher
+from dispatchlint.indexing.project import index_read
+from dispatchlint.linking import Project, link_project
 from dispatchlint.findings import Applicability, Finding, SubjectKind, with_unsafe_fix, without_fix
 from dispatchlint.fix import Fixability
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.results_cache import ProjectResults
 from dispatchlint.rules import RULES, all_rules
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
-from dispatchlint.suppress import PerFileIgnores, SuppressionIndex
+from dispatchlint.rules.suppression import PerFileIgnores, SuppressionIndex
 
 if TYPE_CHECKING:
-    from dispatchlint.engine import RunOptions, RunPlan
+    from dispatchlint.plan import RunOptions, RunPlan
 
 
 class Checked(NamedTuple):

@@ -17,11 +17,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Ty
 import click
 
 from dispatchlint import __version__
-from dispatchlint.analysis._parse import collecting_only_new_objects, deep_recursion, on_deep_stack
+from dispatchlint._process import collecting_only_new_objects, deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
 from dispatchlint import api, fix
-from dispatchlint.engine import RunOptions, RunResult, UsageError, plan_run
+from dispatchlint.plan import RunOptions, RunResult, UsageError
+from dispatchlint.engine import plan_run
 from dispatchlint.fix import FixError, Recovery, render_diff, stopping_rolls_back, text_edits
 from dispatchlint.report import (
     Report,
@@ -377,7 +378,7 @@ def _run(options: _Options, report: _Report) -> int:
     #: With ``--fix``: how many findings the run reported before fixing (those fixed are not reported after).
     found_before = len(_reported(outcome.before.projects, recorded)[0]) if outcome and options.fix else None
     if options.graph:
-        from dispatchlint.graph import render_graph  # the linked project's paths: --graph only
+        from dispatchlint.report.graph import render_graph  # the linked project's paths: --graph only
 
         cwd = Path.cwd()
         report.write(render_graph([(_shown_path(result.root, cwd), result.linked()[0]) for result in results]))
@@ -440,7 +441,7 @@ def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
 def _rule_docs() -> Dict[str, RuleDoc]:
     """Each rule's documentation, read from the rule classes: only the modes that print it load the rules' checks
     (and the link stage they read), not a run that prints findings as text."""
-    from dispatchlint.rules._reference import rule_docs as documented
+    from dispatchlint.report.reference import rule_docs as documented
 
     return documented()
 
@@ -449,7 +450,7 @@ def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edi
     """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
     would change), the problems of every project, and the folder artifact paths are relative to (the project
     root, or the folder holding every project)."""
-    from dispatchlint.rules._reference import REFERENCE_URL
+    from dispatchlint.report.reference import REFERENCE_URL
 
     roots = [str(result.root) for result in results] or [str(cwd)]
     previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
@@ -614,7 +615,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; return its exit code (0 clean, 1 findings, 2 usage, configuration or internal error).
 
     The command runs on a deep stack: linking, the rules and the fix walk libcst trees and facts as deep as the
-    deepest module Python accepts (see :mod:`dispatchlint.analysis._parse`).
+    deepest module Python accepts (see :mod:`dispatchlint.indexing._parse`).
     """
     try:
         with stopping_rolls_back():  # an interrupt while --fix writes lets it roll back first

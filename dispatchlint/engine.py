@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
-from dispatchlint.analysis.cache import FactsCache, read_files, user_cache_folder
-from dispatchlint.analysis.discover import (
+from dispatchlint.indexing.facts_cache import FactsCache, read_files, user_cache_folder
+from dispatchlint.discovery.files import (
     Ignores,
     LeftOut,
     SourceFile,
@@ -26,132 +25,22 @@ from dispatchlint.analysis.discover import (
     module_name,
     workspace_of,
 )
-from dispatchlint.analysis.locations import Location
-from dispatchlint.config import Config, ConfigError, declares_project, load_config
+from dispatchlint.locations import Location
+from dispatchlint.config import ConfigError, declares_project, load_config
 from dispatchlint.findings import Finding
-from dispatchlint.problems import Problem, ProblemKind
+from dispatchlint.problems import ProblemKind
 from dispatchlint.results_cache import load_results, results_key, store_results
 from dispatchlint.rules import RULES
-from dispatchlint.suppress import covers
+from dispatchlint.plan import RunOptions, RunPlan, RunResult, UsageError
+from dispatchlint.rules.suppression import covers
 
 if TYPE_CHECKING:
-    from dispatchlint.analysis.link import Project
+    from dispatchlint.linking import Project
     from dispatchlint.fix import Fixability
 
 
-class UsageError(Exception):
-    """Bad command-line input (an unknown rule code, a missing path)."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What the command line adds to the project's own settings."""
-
-    #: Rule codes or prefixes replacing the configured ``select`` (and its ``extend-select``).
-    select: Tuple[str, ...] = ()
-    #: Rule codes or prefixes enabled on top of the selection.
-    extend_select: Tuple[str, ...] = ()
-    #: Rule codes or prefixes disabled, on top of the configured ``ignore``.
-    ignore: Tuple[str, ...] = ()
-    #: Exclude patterns added to the configured ones.
-    extend_exclude: Tuple[str, ...] = ()
-    #: A settings file used instead of the root's ``pyproject.toml``.
-    config_file: Optional[Path] = None
-    #: Text to check in place of a file's contents on disk (``--stdin-filename``), by absolute path.
-    contents: Mapping[Path, bytes] = field(default_factory=dict)
-    #: Keep each file's facts by content under the root.
-    use_cache: bool = True
-    #: The caller needs only the findings and problems, not the linked project: the results of an identical
-    #: earlier run (same code, settings, rules and files) may answer it (``dispatchlint/results_cache.py``).
-    reuse_results: bool = False
-    #: Worker processes for indexing (0: one per CPU).
-    jobs: int = 0
-    #: Told, as files are indexed, how many of how many are done (a progress line on a terminal).
-    progress: Optional[Callable[[int, int], None]] = None
-    #: Leave out paths named on the command line that ``exclude`` or git ignores (as pre-commit names every
-    #: changed file).
-    force_exclude: bool = False
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What a run will analyse in one project, before anything is parsed: ``--show-files`` and
-    ``--show-settings`` print it."""
-
-    root: Path
-    #: The file the settings come from (None: no file, every default).
-    config_source: Optional[Path]
-    config: Config
-    #: The codes of the rules that run.
-    rules: Tuple[str, ...]
-    #: Every file of the project that is analysed, discovered or named on the command line.
-    files: Tuple[SourceFile, ...]
-    #: The paths whose findings are reported.
-    targets: Tuple[Path, ...]
-    #: The facts cache's folder, or None when the cache is off.
-    cache: Optional[Path]
-    #: Folders among the targets that configure dispatchlint themselves: projects of their own, left out here.
-    subprojects: Tuple[Path, ...] = ()
-    #: What discovery left out on its own: folders it cannot read, links that lead out of the project.
-    left_out: Tuple[LeftOut, ...] = ()
-
-    def reported(self, source: SourceFile) -> bool:
-        return self.concerns(source.relative)
-
-    def reports(self, finding: Finding) -> bool:
-        """Whether the finding lies under the targets or refers to a place there (its table, gate or schema):
-        the commit that unwraps a table fails on the dispatch sites it re-opens in other files."""
-        return self.concerns(finding.path) or any(self.concerns(item.path) for item in finding.related)
-
-    def concerns(self, relative: str) -> bool:
-        """Whether the root-relative POSIX path ``relative`` lies under one of the targets."""
-        return any(not target or relative == target or relative.startswith(target + "/") for target in self._targets)
-
-    @cached_property
-    def _targets(self) -> Tuple[str, ...]:
-        """The targets relative to the root, as POSIX paths ("": the root itself)."""
-        return tuple(
-            "" if target == self.root else target.relative_to(self.root).as_posix()
-            for target in self.targets
-            if target == self.root or self.root in target.parents
-        )
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """One project's analysis: the findings reported (paths relative to the working directory) and the
-    problems of the run."""
-
-    root: Path
-    config: Config
-    #: The linked project (None: the results were stored by an identical earlier run, see ``reuse_results``).
-    project: Optional[Project]
-    findings: Tuple[Finding, ...]
-    #: The decisions that set the findings' fix markers, for ``--fix`` and ``--diff`` to apply (None as
-    #: ``project``).
-    fixability: Optional[Fixability]
-    #: Unreadable files, files the analyzer failed on, files that do not parse (paths relative to the cwd).
-    problems: Tuple[Problem, ...]
-    #: Things the user should know that do not fail the run (a configured gate that names nothing).
-    warnings: Tuple[str, ...] = ()
-    #: Seconds spent indexing each file, by root-relative path (None: its facts came from the cache).
-    file_times: Tuple[Tuple[str, Optional[float]], ...] = ()
-    #: Seconds spent in each later stage (``link``, ``rules``).
-    stage_times: Tuple[Tuple[str, float], ...] = ()
-    #: How many files were analysed, and how many of them lie under the given paths.
-    files: int = 0
-    reported_files: int = 0
-
-    def linked(self) -> Tuple[Project, Fixability]:
-        """The linked project and the fix decisions: every run that asked for no ``reuse_results`` has them."""
-        if self.project is None or self.fixability is None:
-            raise RuntimeError("these results were stored by an earlier run: analyse without reuse_results")
-        return self.project, self.fixability
-
-    @property
-    def errors(self) -> Tuple[Problem, ...]:
-        """The problems that make the run fail (exit 2)."""
-        return tuple(problem for problem in self.problems if problem.kind.fails_run)
+#: A run with only the project's own settings.
+DEFAULT_OPTIONS = RunOptions()
 
 
 def select_rules(select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()) -> List[str]:
@@ -185,7 +74,7 @@ def group_by_project(targets: Sequence[Path]) -> Dict[Path, List[Path]]:
     return groups
 
 
-def plan_run(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> List[RunPlan]:
+def plan_run(paths: Sequence[Path], options: RunOptions = DEFAULT_OPTIONS, cwd: Optional[Path] = None) -> List[RunPlan]:
     """One plan per project the ``paths`` lie in, and per project of its own that a folder among them holds:
     each is analysed and configured on its own."""
     cwd = cwd or Path.cwd()
@@ -255,7 +144,9 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
     )
 
 
-def analyse(paths: Sequence[Path], options: RunOptions = RunOptions(), cwd: Optional[Path] = None) -> List[RunResult]:
+def analyse(
+    paths: Sequence[Path], options: RunOptions = DEFAULT_OPTIONS, cwd: Optional[Path] = None
+) -> List[RunResult]:
     """Analyse every project around ``paths``, each as a whole; report the findings that concern ``paths``."""
     cwd = cwd or Path.cwd()
     return [analyse_project(plan, options, cwd) for plan in plan_run(paths, options, cwd)]
@@ -278,7 +169,7 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         file_times = {item.source.relative: None for item in read.files}
         stages: Tuple[Tuple[str, float], ...] = (("stored results", time.perf_counter() - started),)
     else:
-        from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
+        from dispatchlint._process import deep_recursion, on_deep_stack
         from dispatchlint.check import Checked, check_project  # the stages that index, link and check: only on a miss
 
         def check() -> Checked:  # the summaries and traces follow chains of calls as long as a project has

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
 
-from dispatchlint.analysis.locations import Location, Span
+from dispatchlint.locations import Location, Span
 
 #: Another place a finding refers to (the table, the gate, the schema), or a step of its trace.
 Related = Location

@@ -22,12 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from dispatchlint.analysis import _facts_json
-from dispatchlint.analysis.cache import FactsCache, ReadFile, source_fingerprint
+from dispatchlint.indexing import facts_json
+from dispatchlint.indexing.facts_cache import FactsCache, ReadFile, source_fingerprint
 from dispatchlint.config import Config
 from dispatchlint.findings import Finding
 from dispatchlint.problems import Problem
-from dispatchlint.suppress import IdleSuppression
+from dispatchlint.rules.suppression import IdleSuppression
 
 _RESULTS = "results"
 
@@ -83,14 +83,14 @@ def load_results(cache: FactsCache, root: Path, key: str) -> Optional[ProjectRes
     if text is None:
         return None
     try:
-        stored = _facts_json.loads_record(text, StoredResults)
-    except _facts_json.InvalidFacts:
+        stored = facts_json.loads_record(text, StoredResults)
+    except facts_json.InvalidFacts:
         return None
     return stored.results if stored.key == key else None
 
 
 def store_results(cache: FactsCache, root: Path, key: str, results: ProjectResults) -> None:
-    cache.write(_RESULTS, _slot(root), _facts_json.dumps(StoredResults(key, results)))
+    cache.write(_RESULTS, _slot(root), facts_json.dumps(StoredResults(key, results)))
 
 
 def _slot(root: Path) -> str:

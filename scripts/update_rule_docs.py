@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from dispatchlint.rules._reference import render_reference
+from dispatchlint.report.reference import render_reference
 
 if __name__ == "__main__":
     target = Path(__file__).resolve().parents[1] / "docs" / "rules.md"

@@ -110,7 +110,7 @@ def write_project(root: Path, files: dict, config: dict = None) -> Path:
 
 def read_entry(entry: Path) -> str:
     """The text of a cache entry (``<cache>/<kind>-<format>/<xx>/<key>.json``), its signature checked."""
-    from dispatchlint.analysis.cache import FactsCache
+    from dispatchlint.indexing.facts_cache import FactsCache
 
     text = FactsCache(entry.parents[2]).read(entry.parents[1].name.rsplit("-", 1)[0], entry.stem)
     assert text is not None, f"{entry} does not verify"
@@ -119,6 +119,6 @@ def read_entry(entry: Path) -> str:
 
 def write_entry(entry: Path, text: str) -> None:
     """Replace a cache entry's text, signed with the user's key as the cache signs it."""
-    from dispatchlint.analysis.cache import FactsCache
+    from dispatchlint.indexing.facts_cache import FactsCache
 
     FactsCache(entry.parents[2]).write(entry.parents[1].name.rsplit("-", 1)[0], entry.stem, text)

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import FIXTURES, REPO, subprocess_env, write_project
 from dispatchlint import api
-from dispatchlint.engine import RunOptions
+from dispatchlint.plan import RunOptions
 from fixproject import copy_project, python_sources
 from test_fix_passes import GATE, LOOP, TODO
 

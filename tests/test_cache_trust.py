@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, read_entry, subprocess_env, write_entry
-from dispatchlint.analysis import _facts_json, cache
-from dispatchlint.analysis.discover import Ignores, discover
-from dispatchlint.analysis.facts import ModuleFacts
-from dispatchlint.analysis.index import index_source
+from dispatchlint.indexing import facts_json
+from dispatchlint.indexing import facts_cache
+from dispatchlint.discovery.files import Ignores, discover
+from dispatchlint.indexing.facts import ModuleFacts
+from dispatchlint.indexing.indexer import index_source
 from fixproject import copy_project
 
 #: The folder of the user's cache that holds facts.
-FACTS = f"facts-{cache._FORMAT}"
+FACTS = f"facts-{facts_cache._FORMAT}"
 EXAMPLE_FINDINGS = {
     ("DL201", "taskbot/builtin.py:13"),
     ("DL101", "taskbot/loop.py:26"),
@@ -44,7 +45,7 @@ class _Payload:
 
 def _keys(project: Path):  # type: ignore[no-untyped-def]
     """Each file of the project with the cache key its facts are stored under."""
-    store = cache.FactsCache(Path("unused"))
+    store = facts_cache.FactsCache(Path("unused"))
     files = discover(project, Ignores(project, ())).files
     return [(source, store.key(source, source.path.read_bytes())) for source in files]
 
@@ -75,7 +76,7 @@ def test_a_well_formed_entry_in_the_repository_changes_no_finding(run_cli, proje
     """An entry exactly as the cache would write it, saying the files dispatch nothing: the repository is never
     where the cache is read from, under its old folder or any other."""
     for source, key in _keys(project):
-        text = _facts_json.dumps(_loop_without_dispatches(source))
+        text = facts_json.dumps(_loop_without_dispatches(source))
         for folder in (project / ".dispatchlint_cache", project / ".dispatchlint_cache" / FACTS):
             (folder / key[:2]).mkdir(parents=True, exist_ok=True)
             (folder / key[:2] / f"{key}.json").write_text(text, encoding="utf-8")
@@ -106,8 +107,8 @@ def test_a_malformed_entry_in_the_users_cache_is_a_miss(run_cli, project: Path, 
     data = json.loads(read_entry(entry))
     damage(data)
     write_entry(entry, json.dumps(data))  # signed with the user's key: what is checked is the entry itself
-    with pytest.raises(_facts_json.InvalidFacts):
-        _facts_json.loads_record(read_entry(entry), ModuleFacts)
+    with pytest.raises(facts_json.InvalidFacts):
+        facts_json.loads_record(read_entry(entry), ModuleFacts)
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
 
 
@@ -116,7 +117,7 @@ def test_an_entry_of_another_file_is_a_miss(run_cli, project: Path, tmp_path: Pa
     keys = dict((source.relative, key) for source, key in _keys(project))
     other = next(source for source, _ in _keys(project) if source.relative == "taskbot/context.py")
     entry = tmp_path / "user-cache" / FACTS / keys["taskbot/loop.py"][:2] / f"{keys['taskbot/loop.py']}.json"
-    write_entry(entry, _facts_json.dumps(_loop_without_dispatches(other)))
+    write_entry(entry, facts_json.dumps(_loop_without_dispatches(other)))
     assert run_cli(project, "--format", "json", cache=True).locations() == EXAMPLE_FINDINGS
 
 
@@ -126,7 +127,7 @@ def test_a_cache_folder_others_can_write_to_is_not_used(run_cli, project: Path, 
     folder.mkdir(mode=0o700)
     for source, key in _keys(project):
         (folder / FACTS / key[:2]).mkdir(parents=True, exist_ok=True)
-        (folder / FACTS / key[:2] / f"{key}.json").write_text(_facts_json.dumps(_loop_without_dispatches(source)))
+        (folder / FACTS / key[:2] / f"{key}.json").write_text(facts_json.dumps(_loop_without_dispatches(source)))
     folder.chmod(0o777)
     result = run_cli(project, "--format", "json", cache=True)
     assert result.locations() == EXAMPLE_FINDINGS and result.exit_code == 1
@@ -149,7 +150,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_fil
             raise OSError(28, "No space left on device")
         real_replace(source, target)
 
-    monkeypatch.setattr(cache.os, "replace", disk_full)
+    monkeypatch.setattr(facts_cache.os, "replace", disk_full)
     result = run_cli(project, "--format", "json", cache=True)
     assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS
     assert result.stderr.count("warning: cannot write the cache") == 1
@@ -161,30 +162,30 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_fil
 def test_facts_round_trip_through_json(fixture: str) -> None:
     for source in discover(FIXTURES / fixture, Ignores(FIXTURES / fixture, ())).files:
         facts = index_source(source.relative, source.module, source.is_package, source.path.read_bytes())
-        assert _facts_json.loads_record(_facts_json.dumps(facts), ModuleFacts) == facts
+        assert facts_json.loads_record(facts_json.dumps(facts), ModuleFacts) == facts
 
 
 def test_facts_with_a_lone_surrogate_are_cached_and_read_back(tmp_path) -> None:
     """A string literal holding a lone surrogate (real repositories have them) must not fail the cache's write."""
-    from dispatchlint.analysis import _facts_json
-    from dispatchlint.analysis.index import index_source
+    from dispatchlint.indexing import facts_json
+    from dispatchlint.indexing.indexer import index_source
 
     facts = index_source("m.py", "m", False, b'TOOLS = {"\\ud800": print}\n')
-    text = _facts_json.dumps(facts)
+    text = facts_json.dumps(facts)
     text.encode("utf-8")  # what the cache writes
-    assert _facts_json.loads_record(text, ModuleFacts) == facts
+    assert facts_json.loads_record(text, ModuleFacts) == facts
 
 
 def _forge_no_dispatches(folder: Path, key_file: Path) -> int:
     """What an attacker commits: the facts of the loop and of the pool (under their real keys), saying they
     dispatch nothing, signed with the attacker's own key, and no stored results (so that the project is linked
     from them)."""
-    forger = cache.FactsCache(folder, key_file)
+    forger = facts_cache.FactsCache(folder, key_file)
     forged = 0
     for entry in (folder / FACTS).rglob("*.json"):
-        facts = _facts_json.loads_record(forger.read("facts", entry.stem) or "", ModuleFacts)
+        facts = facts_json.loads_record(forger.read("facts", entry.stem) or "", ModuleFacts)
         if facts.path in ("taskbot/loop.py", "taskbot/pool.py"):
-            forger.write("facts", entry.stem, _facts_json.dumps(ModuleFacts(facts.path, facts.module, False)))
+            forger.write("facts", entry.stem, facts_json.dumps(ModuleFacts(facts.path, facts.module, False)))
             forged += 1
     for entry in folder.glob("results-*/*/*.json"):
         entry.unlink()
@@ -222,7 +223,7 @@ def test_a_cache_key_inside_the_checkout_is_not_used(
 
 
 def test_an_entry_moved_under_another_key_does_not_verify(tmp_path: Path) -> None:
-    store = cache.FactsCache(tmp_path / "user-cache")
+    store = facts_cache.FactsCache(tmp_path / "user-cache")
     store.write("facts", "a" * 64, "{}")
     assert store.read("facts", "a" * 64) == "{}"
     moved = tmp_path / "user-cache" / FACTS / "bb" / f"{'b' * 64}.json"
@@ -274,18 +275,18 @@ def test_an_entry_that_is_a_fifo_or_a_device_is_a_miss_never_waited_on(
 
 def test_entries_are_keyed_by_the_interpreter_and_by_libcst(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A 3.11 run's facts are not a 3.12 run's (what ``compile`` accepts differs), nor another libcst's."""
-    fingerprint = cache.source_fingerprint([])
+    fingerprint = facts_cache.source_fingerprint([])
     monkeypatch.setattr(sys, "version", "3.99.0 (another interpreter)")
-    assert cache.source_fingerprint([]) != fingerprint
+    assert facts_cache.source_fingerprint([]) != fingerprint
     monkeypatch.undo()
     other_libcst = tmp_path / "libcst"
     other_libcst.mkdir()
     (other_libcst / "_version.py").write_text("__version__ = '0.0.1'\n", encoding="utf-8")
-    spec = cache.importlib.util.spec_from_file_location(
+    spec = facts_cache.importlib.util.spec_from_file_location(
         "libcst", other_libcst / "__init__.py", submodule_search_locations=[str(other_libcst)]
     )
-    monkeypatch.setattr(cache.importlib.util, "find_spec", lambda name: spec)
-    assert cache.source_fingerprint([]) != fingerprint
+    monkeypatch.setattr(facts_cache.importlib.util, "find_spec", lambda name: spec)
+    assert facts_cache.source_fingerprint([]) != fingerprint
 
 
 def test_a_file_name_that_is_not_utf_8_is_cached_like_any_other(run_cli, project: Path) -> None:
@@ -302,7 +303,7 @@ def test_the_checkout_is_the_git_work_tree_unless_it_holds_the_home_folder(
 ) -> None:
     """A key in ``checkout/.state`` is refused for a project in ``checkout/backend`` (a pull request could commit
     it); a work tree that holds the home folder (dotfiles) is the user's, and only the project counts."""
-    from dispatchlint.analysis.discover import workspace_of
+    from dispatchlint.discovery.files import workspace_of
 
     project = tmp_path / "checkout" / "backend"
     project.mkdir(parents=True)

@@ -136,16 +136,16 @@ def test_unreadable_file_via_fault(tmp_path: Path, run_cli, monkeypatch: pytest.
     """Same contract where the test runs as root: a read that fails names the file and exits 2."""
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
-    from dispatchlint.analysis import discover
+    from dispatchlint.discovery import files
 
-    original = discover.os.open
+    original = files.os.open
 
     def failing(path, flags, *args):  # type: ignore[no-untyped-def]
         if Path(path).name == "pool.py":
             raise PermissionError(13, "Permission denied")
         return original(path, flags, *args)
 
-    monkeypatch.setattr(discover.os, "open", failing)
+    monkeypatch.setattr(files.os, "open", failing)
     result = run_cli(project, "--format", "json")
     assert result.exit_code == 2
     assert "taskbot/pool.py: cannot read: Permission denied" in result.stderr
@@ -233,9 +233,9 @@ def test_corrupt_cache_entries_are_ignored(tmp_path: Path, run_cli, monkeypatch)
 
 
 def test_parallel_indexing_gives_the_same_facts(tmp_path: Path) -> None:
-    from dispatchlint.analysis.cache import read_files
-    from dispatchlint.analysis.indexing import index_read
-    from dispatchlint.analysis.discover import Ignores, discover
+    from dispatchlint.indexing.facts_cache import read_files
+    from dispatchlint.indexing.project import index_read
+    from dispatchlint.discovery.files import Ignores, discover
 
     for number in range(70):  # enough files to use worker processes
         (tmp_path / f"m{number}.py").write_text(f"TOOLS = {{'t{number}': print}}\n", encoding="utf-8")
@@ -329,16 +329,16 @@ def test_graph_starts_at_the_model_and_shows_every_path_with_its_file(run_cli) -
 def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(
     tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dispatchlint.analysis import index
+    from dispatchlint.indexing import indexer
 
-    original = index.index_source
+    original = indexer.index_source
 
     def failing(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
         if path.endswith("pool.py"):
             raise ValueError("unexpected shape")
         return original(path, module, is_package, source)
 
-    monkeypatch.setattr(index, "index_source", failing)
+    monkeypatch.setattr(indexer, "index_source", failing)
     result = run_cli(EXAMPLE, "--format", "json")
     assert result.exit_code == 2
     assert "taskbot/pool.py: internal error while indexing (ValueError: unexpected shape)" in result.stderr

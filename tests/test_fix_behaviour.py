@@ -100,7 +100,7 @@ _PLAN_PARSE = """    steps = args["steps"]
         # some models send the list as a JSON string
         steps = json.loads(steps)
 """
-#: ``_plan`` of the example as ``execute_tool`` runs it (reading the table raw): what it returns, or its error.
+#: ``_apply`` of the example as ``execute_tool`` runs it (reading the table raw): what it returns, or its error.
 _RUN_PLAN = """
 from taskbot.context import RunContext
 from taskbot.loop import Agent, execute_tool

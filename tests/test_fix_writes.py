@@ -18,7 +18,7 @@ from typing import Dict, Tuple
 import pytest
 
 from conftest import FIXTURES, subprocess_env, write_project
-from dispatchlint.fix import JOURNAL_NAME, FixError, _journal, _plan, _write, write_all
+from dispatchlint.fix import JOURNAL_NAME, FixError, _apply, _journal, _write, write_all
 from fixproject import copy_project, fix_cases, python_sources
 
 CASES = {case.name: case for case in fix_cases()}
@@ -259,7 +259,7 @@ def test_a_bug_while_rendering_a_file_names_the_file_and_writes_nothing(run_cli,
     def broken(self):  # type: ignore[no-untyped-def]
         raise ValueError("default_indent")
 
-    monkeypatch.setattr(_plan.FilePlan, "render", broken)
+    monkeypatch.setattr(_apply.FilePlan, "render", broken)
     result = run_cli(project, "--fix")
     assert result.exit_code == 2
     assert "taskbot/builtin.py: internal error while rendering the fix (ValueError: default_indent)" in result.stderr

@@ -17,7 +17,7 @@ from typing import Callable, Dict, List
 import pytest
 
 from conftest import FIXTURES, subprocess_env
-from dispatchlint.analysis.discover import PathMatcher
+from dispatchlint.discovery.files import PathMatcher
 from fixproject import copy_project
 
 BACKTRACKING = "*a*a*a*a*a*a*a*a*a*a*a*ab"

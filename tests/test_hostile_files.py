@@ -133,17 +133,17 @@ def test_a_file_python_accepts_and_libcst_does_not_is_said_to_be_that(run_cli, t
 
 
 def test_a_bug_of_the_indexer_names_the_file_and_the_stage(run_cli, tmp_path: Path, monkeypatch) -> None:
-    from dispatchlint.analysis import index
+    from dispatchlint.indexing import indexer
 
     project = _project_with(tmp_path, {"odd.py": "ODD = 1\n"})
-    real_run = index._ModuleIndexer.run
+    real_run = indexer._ModuleIndexer.run
 
     def run(self):  # type: ignore[no-untyped-def]
         if self.path == "hostile/odd.py":
             raise RuntimeError("a shape nobody expected")
         real_run(self)
 
-    monkeypatch.setattr(index._ModuleIndexer, "run", run)
+    monkeypatch.setattr(indexer._ModuleIndexer, "run", run)
     result = run_cli(project, "--format", "json")
     assert result.exit_code == 2
     assert "hostile/odd.py: internal error while indexing (RuntimeError: a shape nobody expected)" in result.stderr
@@ -190,9 +190,10 @@ def test_a_file_whose_worker_runs_out_of_memory_or_dies_is_the_run_s_error(
     """A large file's bounded worker runs out of memory (its indexing allocates past the bound) or is killed (as
     the system's out-of-memory killer would): that file is reported (JSON ``errors``, exit code 2), and every
     other file's findings stand."""
-    from dispatchlint.analysis import index, indexing
+    from dispatchlint.indexing import indexer
+    from dispatchlint.indexing import project as indexing
 
-    real_index_source = index.index_source
+    real_index_source = indexer.index_source
 
     def hungry(path: str, module: str, is_package: bool, source: bytes):
         if path == "hostile/generated.py":
@@ -203,7 +204,7 @@ def test_a_file_whose_worker_runs_out_of_memory_or_dies_is_the_run_s_error(
 
     monkeypatch.setattr(indexing, "LARGE_FILE_BYTES", 10_000)
     monkeypatch.setattr(indexing, "LARGE_FILE_MEMORY", 512 * 1024**2)
-    monkeypatch.setattr(index, "index_source", hungry)  # the worker is forked: it inherits the stand-in
+    monkeypatch.setattr(indexer, "index_source", hungry)  # the worker is forked: it inherits the stand-in
     project = _project_with(tmp_path, {"generated.py": "DATA = [\n" + "    ('x' * 40, [1, 2, 3]),\n" * 1_000 + "]\n"})
     result = run_cli(project, "--format", "json")
     document = json.loads(result.stdout)
@@ -330,7 +331,7 @@ def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes
 def test_a_file_that_outlasts_its_time_is_killed_and_is_the_run_s_error(
     run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dispatchlint.analysis import indexing
+    from dispatchlint.indexing import project as indexing
 
     monkeypatch.setattr(indexing, "FILE_SECONDS", 2.0)
     project = _project_with(tmp_path, {"slow.py": SLOW})
@@ -368,7 +369,7 @@ def _command_line(process: Path) -> bytes:
 
 
 def _count_workers(monkeypatch: pytest.MonkeyPatch) -> List[int]:
-    from dispatchlint.analysis import _workers
+    from dispatchlint.indexing import _workers
 
     started: List[int] = []
     real_start = _workers._start
@@ -387,7 +388,7 @@ def test_jobs_are_capped_at_the_work_and_the_cpus(
 ) -> None:
     """``--jobs 512`` forked 512 processes up front (14 GB): workers are started for the files there are to
     index, one per 32 of them, and never more than the CPUs."""
-    from dispatchlint.analysis._workers import usable_cpus
+    from dispatchlint.indexing._workers import usable_cpus
 
     started = _count_workers(monkeypatch)
     project = _project_with(tmp_path, {f"m{number}.py": f"VALUE = {number}\n" for number in range(files)})
@@ -403,9 +404,9 @@ def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
 ) -> None:
     """A worker killed (as the out-of-memory killer would) while it indexes a file: the file is indexed again in
     a new worker; killed again, it is the run's error, and every other file's findings stand."""
-    from dispatchlint.analysis import index
+    from dispatchlint.indexing import indexer
 
-    real_index_source = index.index_source
+    real_index_source = indexer.index_source
     marker = tmp_path / "killed-once"
 
     def killed(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
@@ -414,7 +415,7 @@ def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
             os.kill(os.getpid(), 9)
         return real_index_source(path, module, is_package, source)
 
-    monkeypatch.setattr(index, "index_source", killed)  # the workers are forked: they inherit the stand-in
+    monkeypatch.setattr(indexer, "index_source", killed)  # the workers are forked: they inherit the stand-in
     project = _project_with(tmp_path, {"victim.py": "VALUE = 1\n"})
     result = run_cli(project, "--format", "json", "--jobs", "4")
     assert result.locations() == EXAMPLE_FINDINGS
@@ -532,7 +533,7 @@ def _processes_naming(project: Path) -> List[str]:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
 def test_a_worker_bounds_its_own_cpu_time_for_a_run_that_is_gone() -> None:
-    spin = "from dispatchlint.analysis._workers import _bound_cpu\n_bound_cpu(1.0)\nwhile True:\n    pass\n"
+    spin = "from dispatchlint.indexing._workers import _bound_cpu\n_bound_cpu(1.0)\nwhile True:\n    pass\n"
     started = time.monotonic()
     completed = subprocess.run([sys.executable, "-c", spin], env=subprocess_env(), timeout=60, check=False)
     assert completed.returncode == -signal.SIGXCPU and time.monotonic() - started < 20

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import FIXTURES, write_project
 
-from dispatchlint.analysis import models
+from dispatchlint import framework_models
 
 _IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -29,20 +29,21 @@ def _project(root: Path, files: dict, config: dict = None) -> Path:
 
 def test_every_framework_model_is_exercised_by_a_fixture() -> None:
     imported = _imported_by_fixture_projects()
-    missing = [framework.name for framework in models.FRAMEWORKS if not set(framework.packages) & imported]
+    missing = [framework.name for framework in framework_models.FRAMEWORKS if not set(framework.packages) & imported]
     assert missing == []
 
 
 def test_the_analysis_reads_what_the_models_say() -> None:
     """A framework whose tools validate in their public entry makes a table of them guarded; one whose tools run
     what they wrap as handed (LlamaIndex, Haystack) does not."""
-    for framework in models.FRAMEWORKS:
-        assert set(framework.raw_entries) <= models.RAW_ENTRIES
-        assert set(framework.validating_entries) <= set(models.TOOL_ENTRY_METHODS)
-        assert bool(set(framework.packages) & set(models.FRAMEWORK_PACKAGES)) == bool(framework.validating_entries)
-    for sdk in models.SDKS:
-        assert set(sdk.argument_fields) <= models.ARGUMENT_FIELDS
-        assert set(sdk.argument_methods) <= models.ARGUMENT_METHODS
+    for framework in framework_models.FRAMEWORKS:
+        assert set(framework.raw_entries) <= framework_models.RAW_ENTRIES
+        assert set(framework.validating_entries) <= set(framework_models.TOOL_ENTRY_METHODS)
+        known = set(framework_models.FRAMEWORK_PACKAGES)
+        assert bool(set(framework.packages) & known) == bool(framework.validating_entries)
+    for sdk in framework_models.SDKS:
+        assert set(sdk.argument_fields) <= framework_models.ARGUMENT_FIELDS
+        assert set(sdk.argument_methods) <= framework_models.ARGUMENT_METHODS
 
 
 HANDLERS = """

@@ -17,9 +17,10 @@ import libcst
 import pytest
 
 from conftest import FIXTURES, REPO, subprocess_env
-from dispatchlint.analysis.indexing import _WARM_UP
+from dispatchlint.indexing.project import _WARM_UP
 from dispatchlint.cli import Progress
-from dispatchlint.engine import RunOptions, analyse
+from dispatchlint.plan import RunOptions
+from dispatchlint.engine import analyse
 from dispatchlint.fix import _source
 
 PACKAGE = REPO / "dispatchlint"
@@ -46,7 +47,7 @@ def test_output_formats_read_only_the_findings() -> None:
     probe = (
         "import sys, dispatchlint.report; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' or m.startswith(("
-        "'dispatchlint.rules', 'dispatchlint.analysis.link', 'dispatchlint.fix', 'dispatchlint.engine'))))"
+        "'dispatchlint.rules', 'dispatchlint.linking', 'dispatchlint.fix', 'dispatchlint.engine'))))"
     )
     output = subprocess.run([sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True)
     assert output.stdout.strip() == "[]", output.stdout + output.stderr
@@ -133,7 +134,7 @@ def test_positions_from_the_providers_own_pass_are_libcsts_positions() -> None:
     for nothing): whatever libcst version is installed, it must give exactly what ``resolve`` gives."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from dispatchlint.analysis._shapes import positions
+    from dispatchlint.indexing.fix_shapes import positions
 
     for path in sorted((FIXTURES / "example").rglob("*.py")) + [PACKAGE / "analysis" / "index.py"]:
         tree = libcst.parse_module(path.read_bytes())
@@ -158,7 +159,8 @@ def test_a_library_caller_keeps_the_objects_it_froze(tmp_path: Path, caller_froz
     script = f"""
 import gc, sys
 from pathlib import Path
-from dispatchlint.engine import RunOptions, analyse
+from dispatchlint.plan import RunOptions
+from dispatchlint.engine import analyse
 held = [[index] for index in range(1000)]  # the caller's own long-lived objects
 if {caller_froze!r}:
     gc.freeze()

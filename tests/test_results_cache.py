@@ -19,14 +19,14 @@ from fixproject import copy_project
 _STAGES = (
     "libcst",
     "multiprocessing",
-    "dispatchlint.analysis.facts",
-    "dispatchlint.analysis.index",
-    "dispatchlint.analysis.indexing",
-    "dispatchlint.analysis.link",
+    "dispatchlint.indexing.facts",
+    "dispatchlint.indexing.indexer",
+    "dispatchlint.indexing.project",
+    "dispatchlint.linking",
     "dispatchlint.check",
     "dispatchlint.fix._fixable",
     "dispatchlint.fix._run",
-    "dispatchlint.rules._base",
+    "dispatchlint.rules.rule",
     "dispatchlint.runtime",
 )
 #: Runs the command on its arguments, then prints which of the stages it loaded.
@@ -153,6 +153,6 @@ def _loaded_stages(project: Path, tmp_path: Path, *args: str) -> List[str]:
 def test_a_run_answered_from_stored_results_loads_none_of_the_stages(project: Path, tmp_path: Path) -> None:
     """No libcst, no facts' classes, no indexer, linker, rule check or fix decision: the results need none."""
     filled = _loaded_stages(project, tmp_path, "taskbot/loop.py")
-    assert {"libcst", "dispatchlint.analysis.link", "dispatchlint.check", "dispatchlint.rules._base"} <= set(filled)
+    assert {"libcst", "dispatchlint.linking", "dispatchlint.check", "dispatchlint.rules.rule"} <= set(filled)
     assert _loaded_stages(project, tmp_path, "taskbot/loop.py") == []
     assert _loaded_stages(project, tmp_path, ".") == []

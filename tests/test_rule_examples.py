@@ -9,7 +9,7 @@ import pytest
 
 from conftest import write_project
 from dispatchlint.rules import all_rules
-from dispatchlint.rules._base import Case, Rule
+from dispatchlint.rules.rule import Case, Rule
 
 CASES: List[Tuple[str, str, Case]] = [
     (code, kind, case)
@@ -47,7 +47,7 @@ def test_rule_codes_are_unique_and_stable() -> None:
 
 def test_rule_reference_is_generated_from_the_rules() -> None:
     from conftest import REPO
-    from dispatchlint.rules._reference import render_reference
+    from dispatchlint.report.reference import render_reference
 
     written = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
     assert written == render_reference(), "run `python scripts/update_rule_docs.py`"

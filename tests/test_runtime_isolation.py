@@ -46,10 +46,11 @@ def test_the_contract_imports_nothing_and_names_what_exists() -> None:
 
 
 def test_the_analyzer_reads_the_contract() -> None:
-    from dispatchlint.analysis import _schemas, _syntax
-    from dispatchlint.analysis.link import RUNTIME_PACKAGE
+    from dispatchlint.indexing import _schemas
+    from dispatchlint.indexing import syntax
+    from dispatchlint.linking import RUNTIME_PACKAGE
 
-    assert _syntax.ARGS_NAMES is contract.ARGUMENT_PARAMETER_NAMES
+    assert syntax.ARGS_NAMES is contract.ARGUMENT_PARAMETER_NAMES
     assert _schemas.SCHEMA_KEYS is contract.SCHEMA_ENVELOPE_KEYS
     assert RUNTIME_PACKAGE == contract.PACKAGE
 

@@ -21,7 +21,7 @@ from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
 from conftest import FIXTURES, read_expected, write_project  # noqa: E402
-from dispatchlint.analysis.indexing import LARGE_FILE_BYTES  # noqa: E402
+from dispatchlint.indexing.project import LARGE_FILE_BYTES  # noqa: E402
 from fixproject import copy_project, python_sources  # noqa: E402
 
 pytestmark = pytest.mark.asyncio

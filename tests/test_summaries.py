@@ -186,7 +186,8 @@ def test_every_reported_trace_starts_at_a_source(run_cli) -> None:
 def test_a_chain_of_calls_as_long_as_a_project_has_needs_no_deep_stack_from_the_caller(tmp_path: Path) -> None:
     """The library entry (not the command line) solves and traces a raw path through 1,500 calls at the
     interpreter's own recursion limit."""
-    from dispatchlint.engine import RunOptions, analyse
+    from dispatchlint.plan import RunOptions
+    from dispatchlint.engine import analyse
 
     hops = 1_500
     functions = "".join(

@@ -8,7 +8,7 @@ The pipeline, one small module each:
 - ``_shape``, ``_wrapping``: how executors take their arguments, what repairs them and which imports that needs;
 - ``_edits``, ``_imports``, ``_codegen``: the libcst edits of each fix, where imports go, and the generated code
   in the module's own style;
-- ``_plan``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
+- ``_apply``: edits per file, applied in one pass, re-parsed and compiled before anything is written;
 - ``_run``: from the findings a run chose to the new contents (the only place files are parsed);
   ``_write``: all-or-none atomic replacement; ``_journal``: what makes it all or none when the process is killed;
   ``_lock``: one ``--fix`` of a project at a time; ``_diff``: ``--diff`` output; ``_hunks``: a fix as text

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from dispatchlint.analysis.facts import ModuleFacts, NameChain, Span
-from dispatchlint.analysis.link import ChainSite, Site
+from dispatchlint.indexing.facts import ModuleFacts, NameChain, Span
+from dispatchlint.linking import ChainSite, Site
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._wrapping import Import, clashes, gate_import, imports_module
 

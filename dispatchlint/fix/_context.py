@@ -1,6 +1,6 @@
 """What deciding a fix reads: the linked project, and each module's recorded shapes by the span they describe.
 
-Deciding parses nothing: the shapes were recorded when the file was indexed (``analysis/_shapes.py``).
+Deciding parses nothing: the shapes were recorded when the file was indexed (``indexing/fix_shapes.py``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from dispatchlint.analysis.facts import (
+from dispatchlint.indexing.facts import (
     ArgShape,
     BodyStep,
     FillNode,
@@ -21,7 +21,7 @@ from dispatchlint.analysis.facts import (
     TableFill,
     TableShape,
 )
-from dispatchlint.analysis.link import LinkedTable, Project
+from dispatchlint.linking import LinkedTable, Project
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The libcst edits of each fix kind, registered on a file's plan against nodes of the original tree.
 
 A fix was decided from the facts; here the files it rewrites are parsed (``_source``) and the nodes it edits are
-found by the positions the facts recorded. ``_plan`` applies every file's edits in one pass.
+found by the positions the facts recorded. ``_apply`` applies every file's edits in one pass.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import List, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
-from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis.link import LinkedTable
+from dispatchlint.indexing import syntax as syn
+from dispatchlint.linking import LinkedTable
 from dispatchlint.fix import _codegen
 from dispatchlint.fix._chains import ChainFix
-from dispatchlint.fix._parses import ParseFix
-from dispatchlint.fix._plan import FilePlan, ProjectPlan
+from dispatchlint.fix._tables import ParseFix
+from dispatchlint.fix._apply import FilePlan, ProjectPlan
 from dispatchlint.fix._reorder import ReorderFix
 from dispatchlint.fix._retarget import Reader, RetargetFix
 from dispatchlint.fix._source import FixError, SourceFile, Statement

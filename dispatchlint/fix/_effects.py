@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Optional, Tuple
 
-from dispatchlint.analysis.facts import ModuleFacts, NameChain, Span, StringUse
-from dispatchlint.analysis.link import LinkedTable
+from dispatchlint.indexing.facts import ModuleFacts, NameChain, Span, StringUse
+from dispatchlint.linking import LinkedTable
 from dispatchlint.fix._chains import ChainFix
 from dispatchlint.fix._context import Context
-from dispatchlint.fix._parses import ParseFix, TableFixer, parse_fix
+from dispatchlint.fix._parses import TableFixer, parse_fix
+from dispatchlint.fix._tables import ParseFix
 from dispatchlint.fix._tables import TableFix
 
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Callable, Dict, Mapping, Optional, Set, Tuple, Union
 
-from dispatchlint.analysis.facts import Span
-from dispatchlint.analysis.link import ChainSite, LinkedTable, Project
+from dispatchlint.indexing.facts import Span
+from dispatchlint.linking import ChainSite, LinkedTable, Project
 from dispatchlint.findings import FixSubject, SubjectKind
 from dispatchlint.fix._chains import ChainFix, chain_fix, outermost_chain
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._effects import with_chain_effects, with_effects
-from dispatchlint.fix._parses import ParseFix, parse_fix
+from dispatchlint.fix._parses import parse_fix
+from dispatchlint.fix._tables import ParseFix
 from dispatchlint.fix._reorder import ReorderFix, reorder_fix
 from dispatchlint.fix._retarget import RetargetFix, retarget_fix, wrapped_rebuild
 from dispatchlint.fix._tables import TableFix, table_fix

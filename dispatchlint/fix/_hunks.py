@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Mapping, Tuple
 
 from dispatchlint._lines import split_lines_keeping_ends
-from dispatchlint.analysis.locations import Span
+from dispatchlint.locations import Span
 
 #: A path relative to the working directory, the range replaced, the replacement.
 Hunk = Tuple[str, Span, str]

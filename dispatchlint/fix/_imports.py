@@ -17,8 +17,8 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from dispatchlint.analysis import _syntax as syn
-from dispatchlint.analysis.facts import ModuleFacts
+from dispatchlint.indexing import syntax as syn
+from dispatchlint.indexing.facts import ModuleFacts
 from dispatchlint.fix._source import Statement
 from dispatchlint.fix._wrapping import Import
 

@@ -12,28 +12,17 @@ Two shapes are rewritten: the whole ``if isinstance(x, str): x = parse(x)`` stat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, List, Optional, Set, Tuple, Union
 
-from dispatchlint.analysis.facts import JsonParse, ModuleFacts, ParseEdit
-from dispatchlint.analysis.link import GATED, RAW, RAW_WEAK, LinkedTable, Project
+from dispatchlint.indexing.facts import JsonParse, ModuleFacts, ParseEdit
+from dispatchlint.linking import GATED, RAW, RAW_WEAK, LinkedTable, Project
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._retarget import RetargetFix
-from dispatchlint.fix._tables import TableFix
+from dispatchlint.fix._tables import ParseFix, TableFix
 
 _PARSED_KINDS = {"array", "object"}
 #: The fix that guards a table's readers (or why there is none), shared with the DL101 decisions.
 TableFixer = Callable[[LinkedTable], Union["TableFix", "RetargetFix", str]]
-
-
-@dataclass(frozen=True)
-class ParseFix:
-    module: ModuleFacts
-    parse: JsonParse
-    #: Delete the parsing statement, or replace the parsing call by its argument.
-    edit: ParseEdit
-    #: Wraps this deletion depends on (a table read raw today).
-    requires: Tuple[Union[TableFix, RetargetFix], ...]
 
 
 def parse_fix(

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple, Union
 
-from dispatchlint.analysis._names import ARGS_NAMES
-from dispatchlint.analysis.facts import BodyStep, FunctionDef, ModuleFacts
+from dispatchlint.indexing.annotations import ARGS_NAMES
+from dispatchlint.indexing.facts import BodyStep, FunctionDef, ModuleFacts
 from dispatchlint.fix._context import Context
 
 

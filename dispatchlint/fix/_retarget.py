@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
-from dispatchlint.analysis.facts import FunctionDef, ModuleFacts, ValueKind
-from dispatchlint.analysis.link import GATED, LinkedTable
+from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, ValueKind
+from dispatchlint.linking import GATED, LinkedTable
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._wrapping import Import, local_name_of
 

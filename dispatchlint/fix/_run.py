@@ -16,8 +16,8 @@ from dispatchlint.findings import Finding, FixSubject
 from dispatchlint.fix._dependency import runtime_dependency
 from dispatchlint.fix._edits import apply_fix
 from dispatchlint.fix._fixable import Fix, Fixability
-from dispatchlint.fix._parses import ParseFix
-from dispatchlint.fix._plan import ProjectPlan
+from dispatchlint.fix._tables import ParseFix
+from dispatchlint.fix._apply import ProjectPlan
 from dispatchlint.fix._tables import TableFix
 from dispatchlint.fix._source import FixError, Sources
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from dispatchlint.analysis._names import ARGS_NAMES
-from dispatchlint.analysis.facts import ModuleFacts, Signature, Span, StoredValue
-from dispatchlint.analysis.link import RAW, RAW_WEAK, LinkedEntry, LinkedTable
+from dispatchlint.indexing.annotations import ARGS_NAMES
+from dispatchlint.indexing.facts import ModuleFacts, Signature, Span, StoredValue
+from dispatchlint.linking import RAW, RAW_WEAK, LinkedEntry, LinkedTable
 from dispatchlint.fix._context import Context
 
 #: Names the generated wrapper binds itself; an executor parameter of the same name is renamed in the wrapper.

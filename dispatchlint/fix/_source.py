@@ -13,7 +13,7 @@ from typing import Dict, Mapping, Optional
 
 import libcst as cst
 
-from dispatchlint.analysis._shapes import Nodes, Statement, positions
+from dispatchlint.indexing.fix_shapes import Nodes, Statement, positions
 from dispatchlint.fix._errors import FixError
 
 __all__ = ["FixError", "SourceFile", "Sources", "Statement", "check_module"]

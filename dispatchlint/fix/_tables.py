@@ -12,11 +12,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterable, Tuple, Union
+from typing import Dict, Iterable, Tuple, Union
 
-from dispatchlint.analysis.facts import Definition, FillNode, ModuleFacts, TableFill
-from dispatchlint.analysis.link import GATED, LinkedTable
+from dispatchlint.indexing.facts import Definition, FillNode, JsonParse, ModuleFacts, ParseEdit, TableFill
+from dispatchlint.linking import GATED, LinkedTable
 from dispatchlint.fix._context import Context
+from dispatchlint.fix._retarget import RetargetFix
 from dispatchlint.fix._shape import table_shape
 from dispatchlint.fix._wrapping import (
     COERCED,
@@ -27,9 +28,6 @@ from dispatchlint.fix._wrapping import (
     gate_wrapping,
     runtime_wrapping,
 )
-
-if TYPE_CHECKING:
-    from dispatchlint.fix._parses import ParseFix
 
 
 @dataclass(frozen=True)
@@ -70,6 +68,19 @@ _DEFINITION_REASONS = {
     Definition.IN_BLOCK: "`{}` is defined inside a block",
     Definition.NOT_LITERAL: "the definition of `{}` is not a literal or a comprehension",
 }
+
+
+@dataclass(frozen=True)
+class ParseFix:
+    """A hand-rolled parse deleted because the gate now parses on every path (decided in ``_parses``); here
+    beside :class:`TableFix`, which deletes such parses with its wrap."""
+
+    module: ModuleFacts
+    parse: JsonParse
+    #: Delete the parsing statement, or replace the parsing call by its argument.
+    edit: ParseEdit
+    #: Wraps this deletion depends on (a table read raw today).
+    requires: Tuple[Union[TableFix, RetargetFix], ...]
 
 
 def table_fix(context: Context, table: LinkedTable) -> Union[TableFix, str]:

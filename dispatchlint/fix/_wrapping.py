@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from dispatchlint.analysis._names import ARGS_NAMES
-from dispatchlint.analysis.facts import FunctionDef, ModuleFacts
+from dispatchlint.indexing.annotations import ARGS_NAMES
+from dispatchlint.indexing.facts import FunctionDef, ModuleFacts
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._shape import CallShape
 from dispatchlint.runtime import contract

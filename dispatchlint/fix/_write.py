@@ -91,7 +91,7 @@ def _failed(target: _Target, error: Union[OSError, FixError], failed: List[_Targ
 
 class _Interrupts:
     """Interrupts of the command while it writes, between the main thread, where Python runs signal handlers,
-    and the thread the command runs on (``analysis._parse.on_deep_stack``), where the files are written."""
+    and the thread the command runs on (``dispatchlint._process.on_deep_stack``), where the files are written."""
 
     def __init__(self) -> None:
         self._requested = threading.Event()

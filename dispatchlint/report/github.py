@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from dispatchlint.report._model import Report
+from dispatchlint.report._payload import Report
 from dispatchlint.report._visible import visible
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Sequence
 
 from dispatchlint.findings import Finding
-from dispatchlint.report._model import RuleDoc
+from dispatchlint.report._payload import RuleDoc
 from dispatchlint.report._visible import visible
 
 if TYPE_CHECKING:  # the engine imports the report package's neighbours; only its types are needed here
-    from dispatchlint.engine import RunPlan
+    from dispatchlint.plan import RunPlan
 
 _VERSION = 1
 

@@ -10,10 +10,10 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, Union
 
 from dispatchlint.problems import Problem
-from dispatchlint.report._model import Report, Reported, TextEdit
+from dispatchlint.report._payload import Report, Reported, TextEdit
 
 if TYPE_CHECKING:
-    from dispatchlint.analysis.facts import Location, Span
+    from dispatchlint.indexing.facts import Location, Span
     from dispatchlint.findings import Finding
 
 

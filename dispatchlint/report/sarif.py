@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from dispatchlint import __version__
 from dispatchlint.problems import Problem
-from dispatchlint.report._model import Report, Reported, TextEdit
+from dispatchlint.report._payload import Report, Reported, TextEdit
 
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _BASE = "%SRCROOT%"
@@ -24,7 +24,7 @@ FINGERPRINT_KEY = "dispatchlint/v1"
 SAFE_FIX = "safe"
 
 if TYPE_CHECKING:
-    from dispatchlint.analysis.facts import Location, Span
+    from dispatchlint.indexing.facts import Location, Span
 
 
 def _region(span: "Span") -> Dict[str, int]:

@@ -8,34 +8,17 @@ check reads the linked project): :func:`all_rules` imports the rule modules.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Dict, NamedTuple
+from typing import TYPE_CHECKING, Dict
+
+from dispatchlint.rules._registry import RULES, RuleEntry
 
 if TYPE_CHECKING:
-    from dispatchlint.rules._base import Rule
-
-
-class RuleEntry(NamedTuple):
-    #: The module of this package that holds the rule.
-    module: str
-    #: Enabled without ``--select``.
-    default: bool
-
-
-#: Every rule by code, in code order.
-RULES: Dict[str, RuleEntry] = {
-    "DL001": RuleEntry("dl001_parse_error", default=True),
-    "DL002": RuleEntry("dl002_unused_suppression", default=False),
-    "DL101": RuleEntry("dl101_unguarded_dispatch", default=True),
-    "DL102": RuleEntry("dl102_ungated_tools", default=False),
-    "DL201": RuleEntry("dl201_handrolled_json_parse", default=True),
-    "DL301": RuleEntry("dl301_coerce_before_unrename", default=True),
-    "DL401": RuleEntry("dl401_schemaless_executor", default=False),
-}
+    from dispatchlint.rules.rule import Rule
 
 
 def all_rules() -> "Dict[str, type[Rule]]":
     """Every rule class by code, in code order (importing each rule's module)."""
-    from dispatchlint.rules._base import Rule
+    from dispatchlint.rules.rule import Rule
 
     for entry in RULES.values():
         importlib.import_module(f"{__name__}.{entry.module}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.facts import ParseErrorKind
-from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Rule
+from dispatchlint.indexing.facts import ParseErrorKind
+from dispatchlint.linking import Project
+from dispatchlint.rules.rule import Case, Finding, Rule
 
 
 class ParseError(Rule):

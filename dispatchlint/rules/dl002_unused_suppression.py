@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.facts import SuppressionScope
-from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Rule
-from dispatchlint.rules.dl101_unguarded_dispatch import _REGISTRY
-from dispatchlint.suppress import IdleSuppression, PerFileIgnores, SuppressionIndex, covers
+from dispatchlint.indexing.facts import SuppressionScope
+from dispatchlint.linking import Project
+from dispatchlint.rules.rule import Case, Finding, Rule
+from dispatchlint.rules._examples import REGISTRY
+from dispatchlint.rules.suppression import IdleSuppression, PerFileIgnores, SuppressionIndex, covers
 
 _GATE = """
 def coerce_tool_args(tool_name, args):
@@ -35,7 +35,7 @@ def _project(comment: str) -> "dict[str, str]":
     return {
         "agent/__init__.py": "",
         "agent/gate.py": _GATE,
-        "agent/registry.py": _REGISTRY,
+        "agent/registry.py": REGISTRY,
         "agent/loop.py": _LOOP.format(comment=comment),
     }
 
@@ -82,7 +82,7 @@ class UnusedSuppression(Rule):
         Case(_project("  # dispatchlint: ignore[DL101, DL201]"), (("agent/loop.py", 12),)),
         Case(_project("  # noqa: DL1O1"), (("agent/loop.py", 12),)),
         Case(
-            {**_project(""), "agent/registry.py": _REGISTRY + "# dispatchlint: ignore\n"},
+            {**_project(""), "agent/registry.py": REGISTRY + "# dispatchlint: ignore\n"},
             (("agent/registry.py", 12),),
         ),
     ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Tuple
 
-from dispatchlint.analysis.facts import Call, SiteKind
-from dispatchlint.analysis.link import (
+from dispatchlint.indexing.facts import Call, SiteKind
+from dispatchlint.linking import (
     GATED,
     CallSite,
     ChainSite,
@@ -16,7 +16,8 @@ from dispatchlint.analysis.link import (
     table_of,
 )
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
-from dispatchlint.rules._base import (
+from dispatchlint.rules._examples import GATE, REGISTRY
+from dispatchlint.rules.rule import (
     Case,
     Finding,
     Related,
@@ -26,36 +27,6 @@ from dispatchlint.rules._base import (
     sites_by_location,
     table_subject,
 )
-
-_GATE = """
-import json
-
-SCHEMAS = {
-    "plan": {"type": "object", "properties": {"steps": {"type": "array"}}},
-    "search": {"type": "object", "properties": {"query": {"type": "string"}}},
-}
-
-def coerce_tool_args(tool_name, args):
-    props = SCHEMAS.get(tool_name, {}).get("properties", {})
-    fixed = dict(args)
-    for key, spec in props.items():
-        if spec.get("type") == "array" and isinstance(fixed.get(key), str):
-            fixed[key] = json.loads(fixed[key])
-    return fixed
-"""
-
-_REGISTRY = """
-from agent.gate import coerce_tool_args
-
-def search(query):
-    return [query]
-
-REGISTRY = {"search": search}
-
-def handle_function_call(tool_name, args):
-    args = coerce_tool_args(tool_name, args)
-    return REGISTRY[tool_name](**args)
-"""
 
 _BUILTIN = """
 def _plan(agent, args, ctx):
@@ -120,8 +91,8 @@ class UnguardedDispatch(Rule):
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY,
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY,
                 "agent/builtin.py": _BUILTIN,
                 "agent/loop.py": (
                     "from agent.builtin import BUILTIN_EXECUTORS\n"
@@ -138,8 +109,8 @@ class UnguardedDispatch(Rule):
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY,
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY,
                 "agent/builtin.py": _BUILTIN,
                 "agent/loop.py": (
                     "import json\n"
@@ -164,8 +135,8 @@ class UnguardedDispatch(Rule):
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY,
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY,
                 "agent/loop.py": (
                     "import json\n"
                     "from agent.registry import handle_function_call\n\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.facts import SiteKind
-from dispatchlint.analysis.link import CallSite, Project, display_function, table_of
+from dispatchlint.indexing.facts import SiteKind
+from dispatchlint.linking import CallSite, Project, display_function, table_of
 from dispatchlint.findings import Applicability
-from dispatchlint.rules._base import Case, Finding, Rule, mistyped_effect, related, sites_by_location, table_subject
+from dispatchlint.rules.rule import Case, Finding, Rule, mistyped_effect, related, sites_by_location, table_subject
 
 _TOOLS = """
 import json

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Iterable, List, Set
 
-from dispatchlint.analysis._names import ARGS_NAMES
-from dispatchlint.analysis.facts import JsonParse, ModuleFacts
-from dispatchlint.analysis.link import Project
+from dispatchlint.indexing.annotations import ARGS_NAMES
+from dispatchlint.indexing.facts import JsonParse, ModuleFacts
+from dispatchlint.linking import Project
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind
-from dispatchlint.rules._base import Case, Finding, Related, Rule, related
-from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
+from dispatchlint.rules.rule import Case, Finding, Related, Rule, related
+from dispatchlint.rules._examples import GATE, REGISTRY
 
 _PLAN_WITH_PARSE = """
 import json
@@ -71,8 +71,8 @@ class HandrolledJsonParse(Rule):
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY,
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY,
                 "agent/schemas.py": _NOTE_SCHEMA,
                 "agent/loop.py": (
                     "import json\n\n"
@@ -89,8 +89,8 @@ class HandrolledJsonParse(Rule):
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY,
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY,
                 "agent/schemas.py": _NOTE_SCHEMA,
                 "agent/builtin.py": _PLAN_WITH_PARSE,
                 "agent/loop.py": (

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from dispatchlint.analysis.facts import Span
-from dispatchlint.analysis.link import Project
+from dispatchlint.indexing.facts import Span
+from dispatchlint.linking import Project
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind
-from dispatchlint.rules._base import Case, Finding, Rule, related
+from dispatchlint.rules.rule import Case, Finding, Rule, related
 
 _SANITIZE = """
 def unrename_args(schema, args):

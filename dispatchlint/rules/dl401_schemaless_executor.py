@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dispatchlint.analysis.link import Project
-from dispatchlint.rules._base import Case, Finding, Rule, related
-from dispatchlint.rules.dl101_unguarded_dispatch import _GATE, _REGISTRY
+from dispatchlint.linking import Project
+from dispatchlint.rules.rule import Case, Finding, Rule, related
+from dispatchlint.rules._examples import GATE, REGISTRY
 
 _OFFERED = """
 import json
@@ -50,15 +50,15 @@ class SchemalessExecutor(Rule):
     code = "DL401"
     name = "schemaless-executor"
     VALID = [
-        Case({"agent/__init__.py": "", "agent/gate.py": _GATE, "agent/registry.py": _REGISTRY}),
+        Case({"agent/__init__.py": "", "agent/gate.py": GATE, "agent/registry.py": REGISTRY}),
         Case({"agent/__init__.py": "", "agent/loop.py": _OFFERED}),
     ]
     INVALID = [
         Case(
             {
                 "agent/__init__.py": "",
-                "agent/gate.py": _GATE,
-                "agent/registry.py": _REGISTRY.replace(
+                "agent/gate.py": GATE,
+                "agent/registry.py": REGISTRY.replace(
                     '{"search": search}', '{"search": search,\n            "scratch": search}'
                 ),
             },

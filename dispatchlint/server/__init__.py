@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 
-from dispatchlint.engine import UsageError
+from dispatchlint.plan import UsageError
 
 #: The distributions the server needs, as the ``server`` extra installs them.
 _EXTRA = ("pygls", "lsprotocol")
@@ -48,7 +48,7 @@ def _start_workers_afresh() -> None:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         multiprocessing.set_start_method("forkserver", force=True)
-        multiprocessing.set_forkserver_preload(["dispatchlint.analysis.indexing", "dispatchlint.analysis.index"])
+        multiprocessing.set_forkserver_preload(["dispatchlint.indexing.project", "dispatchlint.indexing.indexer"])
     else:
         multiprocessing.set_start_method("spawn", force=True)
 

@@ -17,8 +17,8 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from dispatchlint import api
-from dispatchlint.analysis._suppressions import noqa_codes_end
-from dispatchlint.engine import RunOptions
+from dispatchlint.indexing.comments import noqa_codes_end
+from dispatchlint.plan import RunOptions
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.fix import FixError, plan_fixes
 from dispatchlint.rules.dl001_parse_error import ParseError

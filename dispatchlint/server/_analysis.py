@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional
 
-from dispatchlint.analysis.discover import find_root
+from dispatchlint.discovery.files import find_root
 from dispatchlint.config import declares_project
-from dispatchlint.engine import RunOptions, RunResult, analyse_project, plan_project
+from dispatchlint.plan import RunOptions, RunResult
+from dispatchlint.engine import analyse_project, plan_project
 from dispatchlint.findings import Finding
 from dispatchlint.server._documents import decoded
 

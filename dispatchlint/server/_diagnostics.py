@@ -10,7 +10,7 @@ from typing import Callable, Dict, List, Mapping
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from dispatchlint.analysis.locations import Location, Span
+from dispatchlint.locations import Location, Span
 from dispatchlint.findings import Finding
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.report import Level, RuleDoc

@@ -19,7 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec
 
 from dispatchlint._lines import split_lines_keeping_ends
-from dispatchlint.analysis.locations import Span
+from dispatchlint.locations import Span
 from dispatchlint.fix import text_edits as line_edits
 
 

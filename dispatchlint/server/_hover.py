@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from dispatchlint.analysis.link import GATED, NOT_MODEL, ChainSite, LinkedTable, Project, Site, table_of
-from dispatchlint.analysis.locations import Span
+from dispatchlint.linking import GATED, NOT_MODEL, ChainSite, LinkedTable, Project, Site, table_of
+from dispatchlint.locations import Span
 from dispatchlint.server._documents import contains
 
 

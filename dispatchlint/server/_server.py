@@ -24,9 +24,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from dispatchlint import __version__
-from dispatchlint.analysis._parse import deep_recursion, on_deep_stack
+from dispatchlint._process import deep_recursion, on_deep_stack
 from dispatchlint.config import ConfigError
-from dispatchlint.engine import UsageError, plan_run
+from dispatchlint.plan import UsageError
+from dispatchlint.engine import plan_run
 from dispatchlint.findings import Applicability
 from dispatchlint.report import RuleDoc
 from dispatchlint.server._actions import FIX_ALL, FIX_ALL_TITLE, fix_all_edit, quick_fix, suppression
@@ -75,7 +76,7 @@ class DispatchlintServer(LanguageServer):
     @property
     def rules(self) -> Dict[str, RuleDoc]:
         if self._rules is None:
-            from dispatchlint.rules._reference import rule_docs
+            from dispatchlint.report.reference import rule_docs
 
             self._rules = rule_docs()
         return self._rules

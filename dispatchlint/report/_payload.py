@@ -1,0 +1,78 @@
+"""What every output format is given: the findings of a run with what a machine reader needs next to them (the
+rules' documentation, stable fingerprints, the fixes as edits, the run's problems).
+
+Plain data: the report stage imports neither the rules nor the fixer; the command builds this and hands it on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping, Tuple
+
+from dispatchlint.problems import Problem
+
+if TYPE_CHECKING:
+    from dispatchlint.indexing.facts import Span
+    from dispatchlint.findings import Finding
+
+
+class Level(Enum):
+    """How loudly a rule speaks, in SARIF's and GitHub's words."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    code: str
+    name: str
+    #: Enabled without ``--select``.
+    default: bool
+    level: Level
+    #: One whole sentence: what the rule reports.
+    summary: str
+    #: The rule's "What it does" section as prose.
+    description: str
+    #: The rule's whole documentation, Markdown.
+    documentation: str
+    #: The rule's section of the rule reference.
+    url: str
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` of ``path`` (relative to the working directory) with ``replacement``."""
+
+    path: str
+    span: "Span"
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Reported:
+    finding: "Finding"
+    #: Stable across runs, working folders and edits elsewhere in the file (the baseline's key, hashed).
+    fingerprint: str
+    #: What ``--fix`` would change for this finding, when the format asks for it and a fix applies.
+    edits: Tuple[TextEdit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    findings: Tuple[Reported, ...]
+    #: Unreadable files, files that do not parse: paths relative to the working directory.
+    problems: Tuple[Problem, ...]
+    rules: Mapping[str, RuleDoc]
+    #: The folder artifact URIs are relative to (SARIF's ``%SRCROOT%``): the project root, or the folder that
+    #: holds every project of a run.
+    source_root: Path
+    cwd: Path
+    #: The rule reference page (each rule's ``url`` is a section of it).
+    reference_url: str
+
+    @property
+    def successful(self) -> bool:
+        return not any(problem.kind.fails_run for problem in self.problems)

@@ -1,0 +1,25 @@
+"""Which rules exist and which run by default, by code: the one table that choosing a run's rules reads, apart
+from the rule classes so that choosing loads none of them."""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple
+
+
+class RuleEntry(NamedTuple):
+    #: The module of this package that holds the rule.
+    module: str
+    #: Enabled without ``--select``.
+    default: bool
+
+
+#: Every rule by code, in code order.
+RULES: Dict[str, RuleEntry] = {
+    "DL001": RuleEntry("dl001_parse_error", default=True),
+    "DL002": RuleEntry("dl002_unused_suppression", default=False),
+    "DL101": RuleEntry("dl101_unguarded_dispatch", default=True),
+    "DL102": RuleEntry("dl102_ungated_tools", default=False),
+    "DL201": RuleEntry("dl201_handrolled_json_parse", default=True),
+    "DL301": RuleEntry("dl301_coerce_before_unrename", default=True),
+    "DL401": RuleEntry("dl401_schemaless_executor", default=False),
+}
