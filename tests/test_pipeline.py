@@ -136,7 +136,7 @@ def test_positions_from_the_providers_own_pass_are_libcsts_positions() -> None:
 
     from dispatchlint.indexing.fix_shapes import positions
 
-    for path in sorted((FIXTURES / "example").rglob("*.py")) + [PACKAGE / "analysis" / "index.py"]:
+    for path in sorted((FIXTURES / "example").rglob("*.py")) + [PACKAGE / "indexing" / "indexer.py"]:
         tree = libcst.parse_module(path.read_bytes())
         expected = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
         found = positions(tree)
