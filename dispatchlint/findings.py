@@ -38,6 +38,12 @@ class SubjectKind(str, Enum):
     PARSE = "parse"
     #: Restore sanitized names first in the gate whose name is at ``span``.
     GATE = "gate"
+    #: The site at ``span`` runs a method of a tool object: there is no table to wrap.
+    TOOL_OBJECT = "tool-object"
+    #: The arm of a name-test chain at ``span`` binds a closure that runs later, not the tool.
+    LATER_CLOSURE = "later-closure"
+    #: The site at ``span`` runs a tool found in no table the fix can wrap.
+    NO_TABLE = "no-table"
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,14 @@ class Decision:
         return ""
 
 
+#: Sites with nothing a fix could wrap, and what to do instead.
+NOTHING_TO_WRAP = {
+    SubjectKind.TOOL_OBJECT: "the tools are objects whose method runs them; repair the arguments before the call",
+    SubjectKind.LATER_CLOSURE: "the arms bind closures that run later; repair the arguments where they are handed on",
+    SubjectKind.NO_TABLE: "the site reads no table the fix can wrap",
+}
+
+
 class Fixability:
     """The decisions of one run, each made once per subject (a table read at two sites is one fix)."""
 
@@ -83,6 +91,8 @@ class Fixability:
             return self.table(table) if table is not None else Decision(None, "the table cannot be found")
         if subject.kind is SubjectKind.CHAIN:
             return self._chain(subject)
+        if subject.kind in NOTHING_TO_WRAP:
+            return Decision(None, NOTHING_TO_WRAP[subject.kind])
         module = self.context.module(subject.path)
         if module is None:
             return Decision(None, "the file is not part of the analysis")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional
 
 from dispatchlint.indexing.facts import Call, SiteKind
 from dispatchlint.linking import (
@@ -15,7 +15,7 @@ from dispatchlint.linking import (
     display_function,
     table_of,
 )
-from dispatchlint.findings import Applicability, FixSubject, SubjectKind, without_fix
+from dispatchlint.findings import Applicability, FixSubject, SubjectKind
 from dispatchlint.rules._examples import GATE, REGISTRY
 from dispatchlint.rules.rule import (
     Case,
@@ -180,7 +180,7 @@ class UnguardedDispatch(Rule):
             if not trace:
                 continue  # no source of the model's arguments can be shown: nothing to report
             reported.add((site.module.path, site.span))
-            fix, no_fix = _fix_subject(site)
+            fix = _fix_subject(site)
             if isinstance(site, TableSite) and site.bypasses:
                 for module, call in site.bypasses:
                     sink = related(site.module, site.span, "sink: the tool runs with them")
@@ -203,7 +203,7 @@ class UnguardedDispatch(Rule):
             yield self.finding(
                 site.module,
                 site.span,
-                without_fix(message, no_fix) if no_fix else message,
+                message,
                 self._related(site, gate_locations),
                 trace,
                 fix,
@@ -299,26 +299,26 @@ class UnguardedDispatch(Rule):
         return found + gate_locations[:1]
 
 
-def _fix_subject(site: Site) -> Tuple[Optional[FixSubject], str]:
-    """What the fix of a site rewrites: its table, or the ladder of its chain; or why nothing can be rewritten
-    ('' for a call that reaches past a tool object, whose message says what to call instead)."""
+def _fix_subject(site: Site) -> Optional[FixSubject]:
+    """What the fix of a site would rewrite: its table, the ladder of its chain, or the shape of the site where
+    there is nothing to wrap (whether and why is the fix stage's to say); None for a call that reaches past a
+    tool object, whose message says what to call instead."""
     if site.reaches_past:
-        return None, ""
+        return None
     if site.method:
-        return None, "the tools are objects whose method runs them; repair the arguments before the call"
+        return FixSubject(SubjectKind.TOOL_OBJECT, site.module.path, site.span)
     if isinstance(site, ChainSite):
-        if site.arm.closures:
-            return None, "the arms bind closures that run later; repair the arguments where they are handed on"
-        return FixSubject(SubjectKind.CHAIN, site.module.path, site.span), ""
+        kind = SubjectKind.LATER_CLOSURE if site.arm.closures else SubjectKind.CHAIN
+        return FixSubject(kind, site.module.path, site.span)
     table = table_of(site)
     if table is None:
-        return None, "the site reads no table the fix can wrap"
-    return table_subject(table), ""
+        return FixSubject(SubjectKind.NO_TABLE, site.module.path, site.span)
+    return table_subject(table)
 
 
 def _subjects(sites: Iterable[Site]) -> List[FixSubject]:
     """What fixing each of ``sites`` rewrites, where something can be."""
-    return [subject for subject in (_fix_subject(site)[0] for site in sites) if subject is not None]
+    return [subject for subject in map(_fix_subject, sites) if subject is not None]
 
 
 def _bypassed_by(project: Project, call: Call) -> List[Site]:
