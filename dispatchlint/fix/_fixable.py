@@ -72,20 +72,12 @@ class Fixability:
         #: The subjects being decided now (a decision that needs another one being decided is refused).
         self._deciding: Set[Tuple[str, str, Span, str]] = set()
         self._chain_sites: Optional[Dict[Tuple[str, Span], ChainSite]] = None
-        #: Subjects in the order they were first asked about (the order the rules reported them).
-        self._asked: Dict[FixSubject, int] = {}
 
     @property
     def project(self) -> Project:
         return self.context.project
 
-    def rank(self, subject: FixSubject) -> int:
-        """When ``subject`` was first asked about: fixes are applied in that order, so that the names the
-        generated code takes (``_coerced``, ``_coerced_2``) follow the order of the findings."""
-        return self._asked.get(subject, len(self._asked))
-
     def decide(self, subject: FixSubject) -> Decision:
-        self._asked.setdefault(subject, len(self._asked))
         if subject.kind is SubjectKind.TABLE:
             table = self.project.catalog.tables.get(subject.name)
             return self.table(table) if table is not None else Decision(None, "the table cannot be found")

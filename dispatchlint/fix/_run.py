@@ -78,7 +78,7 @@ def _plan(
     fixability: Fixability, root: Path, subjects: FrozenSet[FixSubject], sources: Sources, unsafe: bool
 ) -> FixOutcome:
     fixes = []
-    for subject in sorted(subjects, key=fixability.rank):
+    for subject in sorted(subjects, key=_where):
         decision = fixability.decide(subject)
         if decision.fix is not None and (unsafe or not decision.unsafe):
             fixes.append(decision.fix)
@@ -128,3 +128,10 @@ def _key(fix: Fix) -> Tuple[str, object]:
     if isinstance(fix, ParseFix):
         return ("parse", (fix.module.path, fix.parse.span))
     return ("fix", id(fix))
+
+
+def _where(subject: FixSubject) -> Tuple[str, int, int, str, str]:
+    """The order fixes are applied in: by where their code is, so that the names the generated code takes
+    (``_coerced``, ``_coerced_2``) depend on the code alone, never on the order the rules reported it."""
+    return (subject.path, subject.span.line, subject.span.column, subject.kind.value, subject.name)
+
