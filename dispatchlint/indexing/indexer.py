@@ -84,6 +84,15 @@ _CODE_READERS = frozenset(
 _CONSTANTS = frozenset(("None", "True", "False", "NotImplemented", "Ellipsis"))
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
+
+
+def _validator(callee: str) -> bool:
+    """A call that validates what it is given: ``jsonschema.validate``, ``Model.model_validate``, a
+    ``Draft7Validator``, or a helper named for it (``validate_schema(args, schema)``, ``self._validate_args``)."""
+    last = callee.split(".")[-1]
+    return last in _VALIDATORS or "Validator" in callee or last.lstrip("_").startswith("validate_")
+
+
 _MAX_FLOW_DEPTH = 6
 #: A class whose instances record one tool call the model made (``ToolCall``, ``FunctionCall``).
 _TOOL_CALL_RECORD = re.compile(r"(?:tool|function)_?call[^.]*$", re.IGNORECASE)
@@ -343,7 +352,7 @@ class _ModuleIndexer:
             schemas.visit(node)
             if isinstance(node, cst.Call):
                 callee = syn.dotted_name(node.func) or ""
-                if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
+                if _validator(callee) or pat.constructs_argument_model(node):
                     self.validating.update(functions)
             if functions and pat.rewrites_values(node):
                 self.rewriting.update(functions)
@@ -560,10 +569,26 @@ class _ModuleIndexer:
                 self._returned(small.value, scope, small)
         elif isinstance(small, cst.Expr):
             self._expression(small.value, scope)
+            self._validated_in_place(small.value, scope)
         else:
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._expression(child, scope)
+
+    def _validated_in_place(self, expression: cst.BaseExpression, scope: _Scope) -> None:
+        """``validate(args, schema)`` as a statement raises on what does not fit: after it, ``args`` holds what
+        the validator passed, as if it had returned it (the call is a gate's when the validator is one)."""
+        call = expression.expression if isinstance(expression, cst.Await) else expression
+        if not isinstance(call, cst.Call):
+            return
+        callee = syn.dotted_name(call.func)
+        if callee is None or not _validator(callee):
+            return
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and not arg.star and arg.value.value in scope.env:
+                name = arg.value.value
+                scope.put(scope.env, name, CallResult(callee, (scope.env[name],)))
+                return
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         base = syn.dotted_name(node.module) if node.module is not None else ""
