@@ -470,3 +470,118 @@ def test_without_the_validator_the_project_has_no_gate_and_stays_silent(tmp_path
     loop = VALIDATED_LOOP.replace("    validate_schema(parsed_args, SCHEMAS[name])\n", "")
     files = {"agent/__init__.py": "", "agent/schema.py": IN_PLACE_VALIDATOR, "agent/loop.py": loop}
     assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()
+
+
+#: A model adapter's tool loop: the tool object found in a list by its name (read by a call, from a call's
+#: result), its wire arguments validated against its schema by a validator that raises, the tool's ``run`` then
+#: handed them in a closure.
+VALIDATING_ADAPTER = """
+import json
+
+from {package}.schema import validate_schema
+
+
+class Adapter:
+    def __init__(self, tools):
+        self.tools = tools
+
+    async def _tools_for_execution(self):
+        return self.tools
+
+    async def process_tool_calls(self, ctx, tool_calls):
+        results = []
+        for tool_call in tool_calls:
+            tool = None
+            for option in await self._tools_for_execution():
+                if await option.name() == tool_call.function.name:
+                    tool = option
+                    break
+            parsed_args = json.loads(tool_call.function.arguments)
+            try:
+                validate_schema(parsed_args, tool.schema)
+            except Exception as error:
+                raise RuntimeError(f"invalid arguments: {{error}}") from error
+
+            async def run_and_format(t=tool, c=ctx, args=parsed_args):
+                return str(await t.run(c, **args))
+
+            results.append(run_and_format())
+        return results
+"""
+
+#: The same tools built from an id that a map of function names gives, run from a chat's streamed events.
+CHAT_TOOLS = """
+import json
+
+from {package}.tools import tool_from_id
+
+FUNCTION_NAME_TO_TOOL_ID = {{"add": "kiln::add"}}
+
+
+async def execute_tool(tool_name, args):
+    tool_id = FUNCTION_NAME_TO_TOOL_ID.get(tool_name)
+    if tool_id is None:
+        return "unknown tool"
+    tool = tool_from_id(tool_id)
+    return await tool.run(**args)
+
+
+async def on_event(event):
+    call = json.loads(event)
+    return await execute_tool(call["toolName"], call["input"])
+"""
+
+BUILT_IN_TOOLS = """
+class AddTool:
+    schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
+
+    async def name(self):
+        return "add"
+
+    async def run(self, context=None, **kwargs):
+        return kwargs["a"] + kwargs["b"]
+
+
+def tool_from_id(tool_id):
+    if tool_id == "kiln::add":
+        return AddTool()
+    raise ValueError(tool_id)
+"""
+
+
+def _validating_project(tmp_path: Path, library: str, package: str) -> Path:
+    """The adapter, the schema validator and the tools in a package at ``library``, the chat beside them."""
+    files = {
+        f"{library}/__init__.py": "",
+        f"{library}/schema.py": IN_PLACE_VALIDATOR,
+        f"{library}/adapter.py": VALIDATING_ADAPTER.format(package=package),
+        f"{library}/tools.py": BUILT_IN_TOOLS,
+        "app/__init__.py": "",
+        "app/chat.py": CHAT_TOOLS.format(package=package),
+    }
+    return write_project(tmp_path, files)
+
+
+def test_a_tool_object_built_from_an_id_is_run_raw_where_the_project_validates_that_method_on_its_own_path(
+    tmp_path: Path, run_cli
+) -> None:
+    result = run_cli(_validating_project(tmp_path, "kiln", "kiln"), "--format", "json")
+    assert result.locations() == {("DL101", "app/chat.py:14")}
+    (finding,) = result.findings()
+    assert finding["message"].startswith("the model's raw arguments reach the tool `tool_from_id(tool_id)` returns")
+
+
+def test_a_package_in_a_folder_of_a_monorepo_is_imported_by_its_own_name(tmp_path: Path, run_cli) -> None:
+    """``libs/core/kiln`` is installed as ``kiln``: the chat's ``from kiln.tools import ...`` and the adapter's
+    ``from kiln.schema import ...`` are the project's own modules, so the validator is found on its path."""
+    result = run_cli(_validating_project(tmp_path, "libs/core/kiln", "kiln"), "--format", "json")
+    assert result.locations() == {("DL101", "app/chat.py:14")}
+
+
+def test_where_no_path_validates_the_method_the_tool_object_built_from_an_id_is_no_finding(
+    tmp_path: Path, run_cli
+) -> None:
+    project = _validating_project(tmp_path, "kiln", "kiln")
+    adapter = project / "kiln" / "adapter.py"
+    adapter.write_text(adapter.read_text().replace("validate_schema(parsed_args, tool.schema)", "pass"))
+    assert run_cli(project, "--format", "json").locations() == set()

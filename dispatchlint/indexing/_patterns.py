@@ -190,14 +190,27 @@ def looks_like_function_list(node: Union[cst.List, cst.Tuple]) -> bool:
     )
 
 
+def ends_abruptly(block: Sequence[cst.CSTNode]) -> bool:
+    """The block's last statement raises or returns: what follows the block is not reached from its end."""
+    if not block:
+        return False
+    last = block[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+
+
 def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side)."""
+    """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side), the name
+    also read by a call (``await tool.name() == key``)."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
     if not isinstance(comparison.operator, cst.Equal):
         return None
     for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if isinstance(side, cst.Await):
+            side = side.expression
+        if isinstance(side, cst.Call) and not side.args:
+            side = side.func
         if (
             isinstance(side, cst.Attribute)
             and side.attr.value in ("name", "__name__")
