@@ -303,3 +303,285 @@ class SearchCommand:
 """
     project = _project(tmp_path, {"agent/cli.py": source})
     assert run_cli(project, "--format", "json", "--select", "ALL").findings() == []
+
+
+#: A tool object that carries its function and its model of the arguments (a pydantic class), and the one entry
+#: that builds the model from the arguments before it calls the function: the project's gate, by what it does.
+TOOL_MODEL_GATE = """
+from dataclasses import dataclass
+from typing import Callable, Type
+
+from pydantic import BaseModel
+
+
+@dataclass
+class Tool:
+    name: str
+    func: Callable
+    args_schema: Type[BaseModel]
+
+
+def execute_tool(name: str, args: dict, tools: dict):
+    tool = tools.get(name)
+    if not tool:
+        return f"Unknown tool: {name}"
+    try:
+        parsed = tool.args_schema(**args)
+    except Exception as error:
+        return f"Invalid arguments for {name}: {error}"
+    return tool.func(**parsed.model_dump())
+"""
+
+#: A ReAct agent: the tool call is written in the model's text, its input parsed from a regular expression's match.
+REACT_AGENT = """
+import json
+import re
+
+from agent.base import Tool, execute_tool
+from agent.diagrams import DiagramArgs, create_diagram
+
+ACTION = re.compile(r"Action: (\\w+)\\nAction Input: (.*)")
+
+
+class ReActAgent:
+    def __init__(self, client):
+        self.client = client
+        self.tools = {"create_diagram": Tool("create_diagram", create_diagram, DiagramArgs)}
+
+    def step(self, prompt):
+        output = self.client.chat(prompt)
+        tool_name, tool_input = ACTION.search(output).groups()
+        try:
+            args = json.loads(tool_input)
+        except ValueError:
+            args = {"code": tool_input}
+        return execute_tool(tool_name, args, self.tools)
+"""
+
+DIAGRAMS = """
+from pydantic import BaseModel
+
+
+class DiagramArgs(BaseModel):
+    code: str
+    width: int = 400
+
+
+def create_diagram(code: str, width: int = 400) -> str:
+    return code[:width]
+"""
+
+#: The chat window's function-calling loop, reading a table of the same functions.
+CHAT_WINDOW = """
+import json
+
+from agent.diagrams import create_diagram
+
+TOOL_FUNCS = {"create_diagram": create_diagram}
+
+
+def on_tool_calls(tool_calls):
+    results = []
+    for call in tool_calls:
+        func = TOOL_FUNCS.get(call["function"]["name"])
+        if func:
+            args = json.loads(call["function"]["arguments"] or "{}")
+            results.append(func(**args))
+    return results
+"""
+
+
+def test_building_the_tools_model_of_its_arguments_gates_and_a_raw_table_of_the_same_tools_bypasses_it(
+    tmp_path: Path, run_cli
+) -> None:
+    files = {"agent/__init__.py": "", "agent/base.py": TOOL_MODEL_GATE, "agent/react.py": REACT_AGENT}
+    files.update({"agent/diagrams.py": DIAGRAMS, "agent/chat.py": CHAT_WINDOW})
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/chat.py:15")}
+    assert "skips `execute_tool`" in result.findings()[0]["message"]
+
+
+def test_the_window_that_runs_its_tools_through_the_model_building_entry_is_silent(tmp_path: Path, run_cli) -> None:
+    gated = CHAT_WINDOW.replace(
+        "results.append(func(**args))", "results.append(execute_tool(call['function']['name'], args, TOOLS))"
+    ).replace(
+        "from agent.diagrams import create_diagram",
+        "from agent.base import Tool, execute_tool\nfrom agent.diagrams import DiagramArgs, create_diagram\n\n"
+        "TOOLS = {'create_diagram': Tool('create_diagram', create_diagram, DiagramArgs)}",
+    )
+    files = {"agent/__init__.py": "", "agent/base.py": TOOL_MODEL_GATE, "agent/react.py": REACT_AGENT}
+    files.update({"agent/diagrams.py": DIAGRAMS, "agent/chat.py": gated})
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == set()
+
+
+#: A gate that returns nothing: it raises on arguments that do not fit the tool's schema, so what it was handed is
+#: what the tool may run with.
+IN_PLACE_VALIDATOR = """
+import jsonschema
+
+
+def validate_schema(instance, schema):
+    jsonschema.validate(instance, schema)
+"""
+
+VALIDATED_LOOP = """
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from agent.schema import validate_schema
+
+SCHEMAS = {"add": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}
+
+
+def add(a, b):
+    return a + b
+
+
+TOOLS = {"add": add}
+
+
+def run_one(tool_call):
+    name = tool_call.function.name
+    parsed_args = json.loads(tool_call.function.arguments)
+    validate_schema(parsed_args, SCHEMAS[name])
+    return TOOLS[name](**parsed_args)
+
+
+def run_many(tool_calls):
+    with ThreadPoolExecutor() as pool:
+        futures = [
+            pool.submit(TOOLS[call.function.name], **json.loads(call.function.arguments)) for call in tool_calls
+        ]
+    return [future.result() for future in futures]
+"""
+
+
+def test_a_validator_called_as_a_statement_gates_what_it_was_handed_and_the_concurrent_path_bypasses_it(
+    tmp_path: Path, run_cli
+) -> None:
+    files = {"agent/__init__.py": "", "agent/schema.py": IN_PLACE_VALIDATOR, "agent/loop.py": VALIDATED_LOOP}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/loop.py:27")}
+    assert "skips `validate_schema`" in result.findings()[0]["message"]
+
+
+def test_without_the_validator_the_project_has_no_gate_and_stays_silent(tmp_path: Path, run_cli) -> None:
+    loop = VALIDATED_LOOP.replace("    validate_schema(parsed_args, SCHEMAS[name])\n", "")
+    files = {"agent/__init__.py": "", "agent/schema.py": IN_PLACE_VALIDATOR, "agent/loop.py": loop}
+    assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()
+
+
+#: A model adapter's tool loop: the tool object found in a list by its name (read by a call, from a call's
+#: result), its wire arguments validated against its schema by a validator that raises, the tool's ``run`` then
+#: handed them in a closure.
+VALIDATING_ADAPTER = """
+import json
+
+from {package}.schema import validate_schema
+
+
+class Adapter:
+    def __init__(self, tools):
+        self.tools = tools
+
+    async def _tools_for_execution(self):
+        return self.tools
+
+    async def process_tool_calls(self, ctx, tool_calls):
+        results = []
+        for tool_call in tool_calls:
+            tool = None
+            for option in await self._tools_for_execution():
+                if await option.name() == tool_call.function.name:
+                    tool = option
+                    break
+            parsed_args = json.loads(tool_call.function.arguments)
+            try:
+                validate_schema(parsed_args, tool.schema)
+            except Exception as error:
+                raise RuntimeError(f"invalid arguments: {{error}}") from error
+
+            async def run_and_format(t=tool, c=ctx, args=parsed_args):
+                return str(await t.run(c, **args))
+
+            results.append(run_and_format())
+        return results
+"""
+
+#: The same tools built from an id that a map of function names gives, run from a chat's streamed events.
+CHAT_TOOLS = """
+import json
+
+from {package}.tools import tool_from_id
+
+FUNCTION_NAME_TO_TOOL_ID = {{"add": "kiln::add"}}
+
+
+async def execute_tool(tool_name, args):
+    tool_id = FUNCTION_NAME_TO_TOOL_ID.get(tool_name)
+    if tool_id is None:
+        return "unknown tool"
+    tool = tool_from_id(tool_id)
+    return await tool.run(**args)
+
+
+async def on_event(event):
+    call = json.loads(event)
+    return await execute_tool(call["toolName"], call["input"])
+"""
+
+BUILT_IN_TOOLS = """
+class AddTool:
+    schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
+
+    async def name(self):
+        return "add"
+
+    async def run(self, context=None, **kwargs):
+        return kwargs["a"] + kwargs["b"]
+
+
+def tool_from_id(tool_id):
+    if tool_id == "kiln::add":
+        return AddTool()
+    raise ValueError(tool_id)
+"""
+
+
+def _validating_project(tmp_path: Path, library: str, package: str) -> Path:
+    """The adapter, the schema validator and the tools in a package at ``library``, the chat beside them."""
+    files = {
+        f"{library}/__init__.py": "",
+        f"{library}/schema.py": IN_PLACE_VALIDATOR,
+        f"{library}/adapter.py": VALIDATING_ADAPTER.format(package=package),
+        f"{library}/tools.py": BUILT_IN_TOOLS,
+        "app/__init__.py": "",
+        "app/chat.py": CHAT_TOOLS.format(package=package),
+    }
+    return write_project(tmp_path, files)
+
+
+def test_a_tool_object_built_from_an_id_is_run_raw_where_the_project_validates_that_method_on_its_own_path(
+    tmp_path: Path, run_cli
+) -> None:
+    result = run_cli(_validating_project(tmp_path, "kiln", "kiln"), "--format", "json")
+    assert result.locations() == {("DL101", "app/chat.py:14")}
+    (finding,) = result.findings()
+    assert finding["message"].startswith("the model's raw arguments reach the tool `tool_from_id(tool_id)` returns")
+
+
+def test_a_package_in_a_folder_of_a_monorepo_is_imported_by_its_own_name(tmp_path: Path, run_cli) -> None:
+    """``libs/core/kiln`` is installed as ``kiln``: the chat's ``from kiln.tools import ...`` and the adapter's
+    ``from kiln.schema import ...`` are the project's own modules, so the validator is found on its path."""
+    result = run_cli(_validating_project(tmp_path, "libs/core/kiln", "kiln"), "--format", "json")
+    assert result.locations() == {("DL101", "app/chat.py:14")}
+
+
+def test_where_no_path_validates_the_method_the_tool_object_built_from_an_id_is_no_finding(
+    tmp_path: Path, run_cli
+) -> None:
+    project = _validating_project(tmp_path, "kiln", "kiln")
+    adapter = project / "kiln" / "adapter.py"
+    adapter.write_text(adapter.read_text().replace("validate_schema(parsed_args, tool.schema)", "pass"))
+    assert run_cli(project, "--format", "json").locations() == set()

@@ -34,6 +34,24 @@ def reads_annotations(node: cst.CSTNode) -> bool:
     return callee is not None and callee.split(".")[-1] == "get_type_hints"
 
 
+#: A tool's model of its arguments, as frameworks and projects name it (LangChain's ``args_schema``, an
+#: ``input_model``, a ``parameters_model``): calling it with the arguments validates them.
+_ARGUMENT_MODEL = re.compile(r"(?:^|_)(?:args|arguments|input|inputs|params|parameters)_?(?:schema|model)$", re.I)
+
+
+def constructs_argument_model(node: cst.CSTNode) -> bool:
+    """``tool.args_schema(**args)`` (or with the arguments as the one positional value): the arguments validated
+    by building the tool's model of them, a pydantic model that raises on what does not fit and converts what
+    does."""
+    if not isinstance(node, cst.Call) or not node.args:
+        return False
+    callee = syn.dotted_name(node.func)
+    if callee is None or not _ARGUMENT_MODEL.search(callee.split(".")[-1]):
+        return False
+    spread = [arg for arg in node.args if arg.star == "**"]
+    return bool(spread) or (len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None)
+
+
 def reads_model_text(node: cst.CSTNode) -> bool:
     """The text of a model's reply: ``response.choices[0].message.content`` (``["message"]["content"]``),
     ``response.content[0].text``, ``response.output_text``."""
@@ -172,14 +190,27 @@ def looks_like_function_list(node: Union[cst.List, cst.Tuple]) -> bool:
     )
 
 
+def ends_abruptly(block: Sequence[cst.CSTNode]) -> bool:
+    """The block's last statement raises or returns: what follows the block is not reached from its end."""
+    if not block:
+        return False
+    last = block[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+
+
 def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side)."""
+    """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side), the name
+    also read by a call (``await tool.name() == key``)."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
     if not isinstance(comparison.operator, cst.Equal):
         return None
     for side, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if isinstance(side, cst.Await):
+            side = side.expression
+        if isinstance(side, cst.Call) and not side.args:
+            side = side.func
         if (
             isinstance(side, cst.Attribute)
             and side.attr.value in ("name", "__name__")

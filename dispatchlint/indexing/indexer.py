@@ -84,6 +84,26 @@ _CODE_READERS = frozenset(
 _CONSTANTS = frozenset(("None", "True", "False", "NotImplemented", "Ellipsis"))
 _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
+
+
+def _iterated(iterable: cst.BaseExpression) -> Optional[str]:
+    """What a loop scans, as written: ``self.tools``, or a call's result (``await self._tools_for_execution()``
+    as ``self._tools_for_execution()``)."""
+    if isinstance(iterable, cst.Await):
+        iterable = iterable.expression
+    if isinstance(iterable, cst.Call) and not iterable.args:
+        callee = syn.dotted_name(iterable.func)
+        return f"{callee}()" if callee is not None else None
+    return syn.dotted_name(iterable)
+
+
+def _validator(callee: str) -> bool:
+    """A call that validates what it is given: ``jsonschema.validate``, ``Model.model_validate``, a
+    ``Draft7Validator``, or a helper named for it (``validate_schema(args, schema)``, ``self._validate_args``)."""
+    last = callee.split(".")[-1]
+    return last in _VALIDATORS or "Validator" in callee or last.lstrip("_").startswith("validate_")
+
+
 _MAX_FLOW_DEPTH = 6
 #: A class whose instances record one tool call the model made (``ToolCall``, ``FunctionCall``).
 _TOOL_CALL_RECORD = re.compile(r"(?:tool|function)_?call[^.]*$", re.IGNORECASE)
@@ -343,7 +363,7 @@ class _ModuleIndexer:
             schemas.visit(node)
             if isinstance(node, cst.Call):
                 callee = syn.dotted_name(node.func) or ""
-                if callee.split(".")[-1] in _VALIDATORS or "Validator" in callee:
+                if _validator(callee) or pat.constructs_argument_model(node):
                     self.validating.update(functions)
             if functions and pat.rewrites_values(node):
                 self.rewriting.update(functions)
@@ -445,7 +465,7 @@ class _ModuleIndexer:
             self._expression(statement.iter, scope)
             self._bind_unknown(statement.target, scope)
             self._bind_text(statement.target, self._flow(statement.iter, scope), scope)
-            iterable = syn.dotted_name(statement.iter)
+            iterable = _iterated(statement.iter)
             if isinstance(statement.target, cst.Name) and iterable is not None:
                 scope.scans[statement.target.value] = iterable
         else:
@@ -455,11 +475,14 @@ class _ModuleIndexer:
             self._block(statement.orelse.body.body, scope)
 
     def _try(self, statement: Union[cst.Try, cst.TryStar], scope: _Scope) -> None:
-        """The body (with its ``else``) or any handler may have run; ``finally`` always does."""
+        """The body (with its ``else``) or any handler may have run; ``finally`` always does. A handler that
+        raises or returns never reaches what follows: there, the whole body ran (``validate(args)`` in a ``try``
+        whose handler re-raises has validated ``args`` after it)."""
         orelse = statement.orelse
         main = list(statement.body.body) + (list(orelse.body.body) if orelse is not None else [])
         handlers: List[Sequence[cst.CSTNode]] = [handler.body.body for handler in statement.handlers]
-        self._branches([main] + handlers, scope, keep_original=True)
+        falls_through = [True] + [not pat.ends_abruptly(handler) for handler in handlers]
+        self._branches([main] + handlers, scope, keep_original=any(falls_through[1:]), reaches_after=falls_through)
         if statement.finalbody is not None:
             self._block(statement.finalbody.body.body, scope)
 
@@ -469,6 +492,7 @@ class _ModuleIndexer:
         scope: _Scope,
         keep_original: bool,
         elifs: Sequence[Optional[cst.If]] = (),
+        reaches_after: Sequence[bool] = (),
     ) -> None:
         """Walk alternative branches from the same state and merge what each name may hold afterwards.
 
@@ -481,6 +505,8 @@ class _ModuleIndexer:
         ``i`` (None for the first): its test runs only when no arm before it was taken, so what the test binds
         holds in that arm, every later one, and the original state kept after them (``keep_original``: no arm
         may have been taken). A name of the chain merges as the chain nests (see :func:`_either_nested`).
+        ``reaches_after[i]`` False: branch ``i`` is walked for its facts, but never ends where the code after
+        the branches starts (it raises), so it is left out of the merge.
         """
         written: Dict[Tuple[int, str], Tuple[Dict[str, Any], str, List[Tuple[int, object]]]] = {}
 
@@ -501,12 +527,15 @@ class _ModuleIndexer:
             scope.journal.append([])
             self._block(branch, scope)
             log = scope.journal.pop()
-            record(index, tested + log)
+            merged = index >= len(reaches_after) or reaches_after[index]
+            if merged:
+                record(index, tested + log)
             _undo(log)
         if keep_original:
             record(len(branches), tested)
         _undo(scope.journal.pop())
-        count = len(branches) + int(keep_original)
+        count = sum(index >= len(reaches_after) or reaches_after[index] for index in range(len(branches)))
+        count += int(keep_original)
         for table, name, hits in written.values():
             before = table.get(name, _ABSENT)
             runs = _runs(hits, count, before)
@@ -560,10 +589,26 @@ class _ModuleIndexer:
                 self._returned(small.value, scope, small)
         elif isinstance(small, cst.Expr):
             self._expression(small.value, scope)
+            self._validated_in_place(small.value, scope)
         else:
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._expression(child, scope)
+
+    def _validated_in_place(self, expression: cst.BaseExpression, scope: _Scope) -> None:
+        """``validate(args, schema)`` as a statement raises on what does not fit: after it, ``args`` holds what
+        the validator passed, as if it had returned it (the call is a gate's when the validator is one)."""
+        call = expression.expression if isinstance(expression, cst.Await) else expression
+        if not isinstance(call, cst.Call):
+            return
+        callee = syn.dotted_name(call.func)
+        if callee is None or not _validator(callee):
+            return
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and not arg.star and arg.value.value in scope.env:
+                name = arg.value.value
+                scope.put(scope.env, name, CallResult(callee, (scope.env[name],)))
+                return
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         base = syn.dotted_name(node.module) if node.module is not None else ""

@@ -113,6 +113,7 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
         [located[0] for located in map(graph.function, gates.gated_entries) if located is not None]
         + [table.module for table in catalog.tables.values() if table.wrapped]
         + [site.module for site in dispatches.sites if site.tool_like and _gates(taint, site)]
+        + [module for module, _ in dispatches.gating_dispatches]
     )
     gated_parts = frozenset(graph.part_of(module) for module in gating)
     validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules()}

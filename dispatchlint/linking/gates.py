@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, ValueKind
+from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, Param, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
     DEFAULT_GATE,
@@ -74,13 +74,21 @@ class Gates:
         """Reads what the tool declares (a schema's ``properties``, or the tool function's own signature) and
         rewrites values, or validates, and sits on a tool path: some call hands it the model's arguments (an API
         helper that reads a request body's ``properties`` does not)."""
-        takes_arguments = any(named_like_arguments(function, param) for param in function.params)
-        if not takes_arguments or qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
+        if qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
+        takes_arguments = any(named_like_arguments(function, param) for param in function.params)
         reads_declared = function.reads_schema_properties or function.reads_annotations
-        behaves = (reads_declared and function.rewrites_values) or function.validates_arguments
-        return behaves and any(
-            reads_as_model_arguments(flow) for _, call in self.graph.callers(qualified, function) for flow in call.flows
+        repairs = takes_arguments and reads_declared and function.rewrites_values
+        if not (repairs or function.validates_arguments):
+            return False
+        # A validator is a gate where it is handed the model's arguments: parsed from a string of unknown origin
+        # too (a ReAct agent's ``json.loads(action_input)``) when its parameters are named for them, parsed from
+        # a tool call's wire arguments when they are not (``validate_schema(instance, schema)``).
+        parsed = takes_arguments and not repairs
+        return any(
+            reads_as_model_arguments(flow, parsed) and (takes_arguments or not isinstance(flow, Param))
+            for _, call in self.graph.callers(qualified, function)
+            for flow in call.flows
         )
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:

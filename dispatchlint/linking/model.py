@@ -325,16 +325,17 @@ def bound_literal(
     return None
 
 
-def reads_as_model_arguments(flow: Flow) -> bool:
-    """What a call hands on reads as the model's arguments: wire-parsed, or a parameter named like them."""
+def reads_as_model_arguments(flow: Flow, parsed: bool = False) -> bool:
+    """What a call hands on reads as the model's arguments: wire-parsed, or a parameter named like them;
+    ``parsed``: any ``json.loads`` result too (a string of unknown origin, parsed)."""
     if isinstance(flow, Raw):
-        return flow.why != WEAK_JSON
+        return parsed or flow.why != WEAK_JSON
     if isinstance(flow, Param):
         return flow.name in ARGS_NAMES
     if isinstance(flow, Either):
-        return any(reads_as_model_arguments(option) for option in flow.options)
+        return any(reads_as_model_arguments(option, parsed) for option in flow.options)
     if isinstance(flow, CallResult):
-        return any(reads_as_model_arguments(argument) for argument in flow.args)
+        return any(reads_as_model_arguments(argument, parsed) for argument in flow.args)
     return False
 
 

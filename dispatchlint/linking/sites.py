@@ -75,9 +75,36 @@ class Dispatches:
 
     # ------------------------------------------------------------------------------------------ sites
 
+    def _gating_dispatches(self) -> List[Tuple[ModuleFacts, Dispatch]]:
+        """Where the project runs its tool objects with the gate's output: a tool object looked up by the tool's
+        name, from a table or from a list no table shows, whose ``via`` method is handed the gate's output
+        (``tool.run(ctx, **validated)``). The project's own gated path says that calling this method runs a
+        tool, whatever holds the object."""
+        return [
+            (module, dispatch)
+            for module in self.graph.modules
+            if not self.graph.is_test(module)
+            for dispatch in module.dispatches
+            if dispatch.kind is SiteKind.METHOD
+            and dispatch.key_is_name
+            and self.taint.site_verdict(module, dispatch.function, dispatch.args) is GATED
+        ]
+
+    def _runs_gated_method_raw(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
+        """A tool object found by the tool's name in a way no table shows (``tool_from_id(tool_id)``), whose
+        method the project gates elsewhere, run here with the model's raw arguments."""
+        return (
+            dispatch.kind is SiteKind.METHOD
+            and dispatch.key_is_name
+            and dispatch.via in self._gated_dispatch_methods
+            and self.taint.site_verdict(module, dispatch.function, dispatch.args) is RAW
+        )
+
     def _link_sites(self) -> List[Site]:
         sites: List[Site] = []
         schema_names = set(self.catalog.schemas)
+        self.gating_dispatches = self._gating_dispatches()
+        self._gated_dispatch_methods = {dispatch.via for _, dispatch in self.gating_dispatches}
         for module in self.graph.modules:
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 if dispatch.kind is SiteKind.METHOD and dispatch.via in self.graph.config.sinks:
@@ -86,6 +113,8 @@ class Dispatches:
                 if reaches_past and self._routes_to_entry(dispatch.via):
                     continue  # the project's own ``_run`` hands the arguments to the validating ``run``
                 method = dispatch.kind is SiteKind.METHOD
+                #: a tool object's method that the project gates elsewhere, found no table can show how
+                learned = False
                 tables: List[Optional[LinkedTable]] = list(self.catalog.dispatched_tables(module, dispatch))
                 if dispatch.constructed:
                     built = self.graph.resolve(module, dispatch.constructed, dispatch.function)
@@ -96,6 +125,9 @@ class Dispatches:
                     tables = [None]  # a tool object found by a linear scan of a list
                 elif not tables and self._opaque_resolver_runs_raw(module, dispatch):
                     tables = [None]
+                elif not tables and self._runs_gated_method_raw(module, dispatch):
+                    tables = [None]
+                    learned = True
                 elif (
                     method
                     and dispatch.object_type
@@ -105,7 +137,7 @@ class Dispatches:
                     sites.extend([declared] if declared is not None else [])
                     continue
                 for table in tables:
-                    if method and (table is None or not self.catalog.holds_tool_objects(table)):
+                    if method and not learned and (table is None or not self.catalog.holds_tool_objects(table)):
                         continue  # a method of a function, or of an object from nowhere known
                     if table is None:
                         sites.append(
@@ -255,7 +287,7 @@ class Dispatches:
         ``gated_methods``: only those are bypasses when called raw (otherwise the method may well be the
         object's own validating entry). What the gate's output reaches on some path is a tool's entry, by the
         project's own word, even where a hook may replace the repaired arguments before the call."""
-        self.gated_methods = {
+        self.gated_methods = self._gated_dispatch_methods | {
             site.method
             for site in sites
             if site.method

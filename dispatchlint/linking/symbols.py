@@ -38,7 +38,10 @@ class SymbolTable:
     def __init__(self, modules: Sequence[ModuleFacts]) -> None:
         self.entries: Dict[str, Symbol] = {}
         self.module_names = {module.module for module in modules}
-        self._project_roots = {name.split(".")[0] for name in self.module_names}
+        #: Packages inside folders that are not (``libs/core/kiln_ai``), by the name their modules import them by
+        #: (``kiln_ai``): a folder of a monorepo installed as a distribution of its own.
+        self.installed_packages = _installed_packages(modules)
+        self._project_roots = {name.split(".")[0] for name in self.module_names | set(self.installed_packages)}
         self._resolved: Dict[Tuple[str, str, str, str], Optional[str]] = {}
         #: Names being followed right now (a cycle of imports must end).
         self._following: Set[str] = set()
@@ -65,6 +68,13 @@ class SymbolTable:
         return symbol.definition, symbol.module
 
     def _build_symbols(self) -> None:
+        by_name = {module.module: module for module in self._modules}
+        for imported, located in self.installed_packages.items():
+            inside = (name for name in self.module_names if name == located or name.startswith(located + "."))
+            for module_name in inside:
+                imported_name = imported + module_name[len(located) :]
+                if imported_name not in self.module_names:
+                    self.entries[imported_name] = Symbol(SymbolKind.IMPORT, module_name, by_name[module_name])
         for module in self._modules:
             name = module.module
             self.entries.setdefault(name, Symbol(SymbolKind.MODULE, module, module))
@@ -113,7 +123,7 @@ class SymbolTable:
         candidate = f"{module.module}.{head}"
         if candidate in self.entries:
             return self._canonical(_join(candidate, rest))
-        if head in self.module_names:
+        if head in self.module_names or head in self.installed_packages:
             return self._canonical(dotted)
         return None
 
@@ -239,3 +249,22 @@ def scoped(module: str, owner: str, name: str) -> str:
 
 def _join(prefix: str, rest: str) -> str:
     return f"{prefix}.{rest}" if rest else prefix
+
+
+def _installed_packages(modules: Sequence[ModuleFacts]) -> Dict[str, str]:
+    """Each top-level package that lies in a folder that is not a package itself (``libs.core.kiln_ai``, no
+    ``libs/core/__init__.py``), by the name it is imported by (``kiln_ai``), when that name is unique and no module
+    of the project has it already."""
+    packages = {module.module for module in modules if module.is_package}
+    found: Dict[str, List[str]] = {}
+    for package in packages:
+        parent, _, last = package.rpartition(".")
+        if parent and parent not in packages:
+            found.setdefault(last, []).append(package)
+    names = {module.module for module in modules}
+    return {
+        imported: located[0]
+        for imported, located in found.items()
+        if len(located) == 1 and imported not in names
+    }
+
