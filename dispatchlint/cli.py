@@ -226,6 +226,8 @@ class _GroupedCommand(click.Command):
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         records: Dict[str, List[Tuple[str, str]]] = {group: [] for group in _GROUPS}
         for param in self.get_params(ctx):
+            if isinstance(param, click.Argument):
+                continue  # the usage line shows PATHS, the description says what they are
             record = param.get_help_record(ctx)
             if record is not None:
                 records[getattr(param, "group", "Information")].append(record)
@@ -324,8 +326,8 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
 @_option(_INFO, "--show-files", is_flag=True, help="List the files the run analyses, and exit.")
 @_option(_INFO, "--show-settings", is_flag=True, help="Print the resolved settings, and exit.")
 @_option(_INFO, "--list-rules", is_flag=True, help="List the rules and exit.")
-@_option(_INFO, "--explain", metavar="CODE", help="Print a rule's documentation and exit.")
-@click.version_option(__version__, prog_name="dispatchlint")
+@_option(_INFO, "--explain", metavar="RULE", help="Print a rule's documentation (by code or name) and exit.")
+@click.version_option(__version__, "-V", "--version", prog_name="dispatchlint", message="%(prog)s %(version)s")
 def command(**values: Any) -> int:
     """Find agent tool calls that bypass the argument-coercion gate.
 
@@ -346,10 +348,12 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(render_rule_list(_rule_docs(), options.machine))
         return EXIT_CLEAN
     if options.explain:
-        rule = options.explain.upper()
-        if rule not in RULES:
-            raise UsageError(f"unknown rule code: {options.explain!r} (see --list-rules)")
-        report.write(render_explanation(_rule_docs()[rule], options.machine))
+        docs = _rule_docs()
+        by_name = {doc.name: code for code, doc in docs.items()}
+        rule = options.explain.upper() if options.explain.upper() in RULES else by_name.get(options.explain.lower())
+        if rule is None:
+            raise UsageError(f"unknown rule: {options.explain!r}, neither a code nor a name (see --list-rules)")
+        report.write(render_explanation(docs[rule], options.machine))
         return EXIT_CLEAN
     paths, run_options = _run_options(options)
     _refuse_to_overwrite_sources(options, paths, run_options)
@@ -546,11 +550,15 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
     stages, then the whole run's."""
     cwd = Path.cwd()
     for result in results:
+        cached = 0
         for name, seconds in result.file_times:
-            took = "from the cache" if seconds is None else f"indexed in {seconds * 1000:.1f} ms"
-            click.echo(f"timing: {visible(_shown_path(result.root / name, cwd))}: {took}", err=True)
+            if seconds is None:
+                cached += 1
+                continue
+            shown = visible(_shown_path(result.root / name, cwd))
+            click.echo(f"timing: {shown}: indexed in {seconds * 1000:.1f} ms", err=True)
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
-        click.echo(f"timing: {len(result.file_times)} files; {stages}", err=True)
+        click.echo(f"timing: {len(result.file_times)} files ({cached} from the cache); {stages}", err=True)
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
 
 

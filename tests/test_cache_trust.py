@@ -295,7 +295,7 @@ def test_a_file_name_that_is_not_utf_8_is_cached_like_any_other(run_cli, project
     for _ in range(2):
         result = run_cli(project, "--format", "json", cache=True)
         assert result.exit_code == 1 and result.locations() == EXAMPLE_FINDINGS, result.stderr
-    assert "from the cache" in run_cli(project, "-v", cache=True).stderr
+    assert "(8 from the cache)" in run_cli(project, "-v", cache=True).stderr
 
 
 def test_the_checkout_is_the_git_work_tree_unless_it_holds_the_home_folder(

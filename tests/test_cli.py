@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dispatchlint import __version__
+
 from conftest import FIXTURES, REPO, subprocess_env, valid_sarif, write_project
 
 EXAMPLE = FIXTURES / "example"
@@ -80,7 +82,7 @@ def test_select_ignore_exit_zero_statistics(run_cli) -> None:
     assert ignored.findings() == [] and ignored.exit_code == 0
     assert run_cli(EXAMPLE, "--exit-zero").exit_code == 0
     stats = run_cli(EXAMPLE, "--statistics")
-    assert "2  DL101  unguarded-dispatch" in stats.stdout and "1  DL201" in stats.stdout
+    assert "2  DL101  [*] unguarded-dispatch" in stats.stdout and "1  DL201  [*] handrolled-json-parse" in stats.stdout
 
 
 def test_unknown_rule_code_is_a_usage_error(run_cli) -> None:
@@ -195,7 +197,9 @@ def test_module_entry_point() -> None:
     version = subprocess.run(
         [sys.executable, "-m", "dispatchlint", "--version"], env=subprocess_env(), capture_output=True, text=True
     )
-    assert version.returncode == 0 and "dispatchlint" in version.stdout
+    assert version.returncode == 0 and version.stdout == f"dispatchlint {__version__}\n"
+    short = subprocess.run([sys.executable, "-m", "dispatchlint", "-V"], env=subprocess_env(), capture_output=True)
+    assert short.returncode == 0 and short.stdout.decode() == version.stdout
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:

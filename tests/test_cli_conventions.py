@@ -151,15 +151,19 @@ def test_verbose_adds_each_files_timing(run_cli) -> None:
     result = run_cli(EXAMPLE, "-v")
     timed = [line for line in result.stderr.splitlines() if line.startswith("timing: taskbot/")]
     assert len(timed) == 7 and all(line.endswith(" ms") for line in timed)
-    assert "trace:" in result.stdout and result.stderr.splitlines()[-2].startswith("timing: 7 files; link ")
+    assert "trace:" in result.stdout
+    assert result.stderr.splitlines()[-2].startswith("timing: 7 files (0 from the cache); link ")
     assert result.stderr.splitlines()[-1].startswith("timing: total ")
 
 
-def test_verbose_says_which_files_the_cache_served(tmp_path: Path, run_cli) -> None:
+def test_verbose_counts_the_files_the_cache_served_and_times_only_those_it_indexed(tmp_path: Path, run_cli) -> None:
     project = _example(tmp_path)
     run_cli(project, cache=True)
+    (project / "taskbot" / "loop.py").write_text((project / "taskbot" / "loop.py").read_text() + "\n# edited\n")
     warm = run_cli(project, "-v", cache=True)
-    assert "timing: taskbot/loop.py: from the cache" in warm.stderr
+    timed = [line for line in warm.stderr.splitlines() if line.startswith("timing: taskbot/")]
+    assert len(timed) == 1 and timed[0].startswith("timing: taskbot/loop.py: indexed in ")
+    assert "timing: 7 files (6 from the cache); " in warm.stderr
 
 
 # ----------------------------------------------------------------------------------------------- stdin
@@ -270,8 +274,8 @@ def test_conflicting_options_are_usage_errors(tmp_path: Path, run_cli, arguments
 def test_statistics_list_rules_and_explain_print_json(run_cli) -> None:
     statistics = json.loads(run_cli(EXAMPLE, "--statistics", "--format", "json").stdout)["statistics"]
     assert statistics == [
-        {"code": "DL101", "name": "unguarded-dispatch", "count": 2},
-        {"code": "DL201", "name": "handrolled-json-parse", "count": 1},
+        {"code": "DL101", "name": "unguarded-dispatch", "count": 2, "fixable": 2},
+        {"code": "DL201", "name": "handrolled-json-parse", "count": 1, "fixable": 1},
     ]
     rules = json.loads(run_cli(EXAMPLE, "--list-rules", "--format", "json").stdout)["rules"]
     assert [rule["code"] for rule in rules][:3] == ["DL001", "DL002", "DL101"]
@@ -323,3 +327,20 @@ def test_show_settings_prints_each_project_of_a_monorepo(tmp_path: Path, run_cli
     ]
     text = run_cli(tmp_path, "--show-settings", "alpha", "beta").stdout
     assert text.count("root = ") == 2
+
+
+def test_explain_takes_a_rules_code_or_its_name(run_cli) -> None:
+    by_code = run_cli(EXAMPLE, "--explain", "dl101")
+    by_name = run_cli(EXAMPLE, "--explain", "unguarded-dispatch")
+    assert by_code.exit_code == by_name.exit_code == 0
+    assert by_name.stdout == by_code.stdout and by_name.stdout.startswith("# DL101 unguarded-dispatch")
+    unknown = run_cli(EXAMPLE, "--explain", "unguarded")
+    assert unknown.exit_code == 2 and "unknown rule: 'unguarded', neither a code nor a name" in unknown.stderr
+
+
+def test_help_lists_options_under_their_groups_and_paths_only_in_the_usage(run_cli) -> None:
+    text = run_cli(EXAMPLE, "--help").stdout
+    information = text[text.index("Information:") :]
+    assert "[PATHS]" not in information and "-V, --version" in information
+    assert text.startswith("Usage: ") and "[PATHS]..." in text.splitlines()[0]
+

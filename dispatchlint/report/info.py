@@ -44,11 +44,17 @@ def render_explanation(rule: RuleDoc, machine: bool) -> str:
 
 
 def render_statistics(findings: Sequence[Finding], rules: Mapping[str, RuleDoc], machine: bool) -> str:
+    """How many findings of each rule, and how many of them ``--fix`` can fix (``[*]``, as Ruff marks them)."""
     counts = Counter(finding.code for finding in findings)
+    fixable = Counter(finding.code for finding in findings if finding.fixable)
     if machine:
-        listed = [{"code": code, "name": rules[code].name, "count": counts[code]} for code in sorted(counts)]
+        listed = [
+            {"code": code, "name": rules[code].name, "count": counts[code], "fixable": fixable[code]}
+            for code in sorted(counts)
+        ]
         return _json({"statistics": listed})
-    return "".join(f"{counts[code]:>5}  {code}  {rules[code].name}\n" for code in sorted(counts))
+    marks = {code: "[*] " if fixable[code] else "    " for code in counts}
+    return "".join(f"{counts[code]:>5}  {code}  {marks[code]}{rules[code].name}\n" for code in sorted(counts))
 
 
 def _shown(path: Path, cwd: Path) -> str:
