@@ -50,7 +50,7 @@ def _entries(tmp_path: Path) -> List[Path]:
 
 
 def _stages(stderr: str) -> str:
-    return next(line for line in stderr.splitlines() if line.startswith("timing: ") and " files; " in line)
+    return next(line for line in stderr.splitlines() if line.startswith("timing: ") and " from the cache); " in line)
 
 
 def test_a_second_identical_run_reuses_the_results_and_prints_the_same(run_cli, project: Path, tmp_path) -> None:
