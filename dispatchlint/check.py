@@ -146,5 +146,4 @@ def _decided(fixability: Fixability, finding: Finding) -> Finding:
                 finding, message=with_unsafe_fix(finding.message, decision.unsafe), applicability=Applicability.UNSAFE
             )
         return finding
-    message = without_fix(finding.message, decision.reason) if finding.explains_missing_fix else finding.message
-    return replace(finding, message=message, applicability=Applicability.NONE)
+    return replace(finding, message=without_fix(finding.message, decision.reason), applicability=Applicability.NONE)

@@ -74,9 +74,6 @@ class Finding:
     #: Other subjects the fix takes along where they can be fixed: the other tables one call may read (a resolver
     #: that returns an entry of one of several tables is one finding).
     also_fixes: Tuple[FixSubject, ...] = ()
-    #: When the subject has no fix, the message says why (a finding that points at another finding's fix, such
-    #: as a caller handing raw arguments to a dispatcher, does not repeat it).
-    explains_missing_fix: bool = True
 
     @property
     def fixable(self) -> bool:

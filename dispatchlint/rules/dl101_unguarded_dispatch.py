@@ -195,7 +195,6 @@ class UnguardedDispatch(Rule):
                             call_trace,
                             fix,
                             Applicability.SAFE,
-                            explains_missing_fix=False,
                             also_fixes=_subjects(at.get((module.path, call.span), []) + _bypassed_by(project, call)),
                         )
                 continue

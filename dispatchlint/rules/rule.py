@@ -67,7 +67,6 @@ class Rule:
         trace: Iterable[Related] = (),
         fix: Optional[FixSubject] = None,
         applicability: Applicability = Applicability.NONE,
-        explains_missing_fix: bool = True,
         also_fixes: Iterable[FixSubject] = (),
     ) -> Finding:
         """A finding; ``fix`` is what its fix would rewrite, ``applicability`` how safe that fix would be."""
@@ -82,7 +81,6 @@ class Rule:
             fix,
             applicability if fix is not None else Applicability.NONE,
             also_fixes=tuple(subject for subject in dict.fromkeys(also_fixes) if subject != fix),
-            explains_missing_fix=explains_missing_fix,
         )
 
 
