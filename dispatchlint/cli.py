@@ -289,13 +289,13 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     _REPORT,
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Record today's findings in FILE if it does not exist; otherwise report only findings not in it.",
+    help="Report only the findings not recorded in FILE (an error if FILE does not exist).",
 )
 @_option(
     _REPORT,
     "--update-baseline",
     is_flag=True,
-    help="With --baseline: record this run's findings in FILE, dropping stale entries.",
+    help="With --baseline: record this run's findings in FILE (created or replaced, stale entries dropped).",
 )
 @_option(
     _FIXING,
@@ -359,9 +359,8 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
-    recorded = (
-        read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
-    )
+    # Read before anything runs: a missing baseline is an error, never a silent recording (--update-baseline records)
+    recorded = read_baseline(baseline) if baseline is not None and not options.update_baseline else None
     outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does
         api.fix(paths, unsafe=options.unsafe_fixes, settings=run_options, write=not options.diff, waiting=_waiting)
         if options.fix or options.diff
@@ -390,7 +389,7 @@ def _run(options: _Options, report: _Report) -> int:
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(visible(f"error: {error}"), err=True)
-    if baseline is not None and recorded is None:
+    if baseline is not None and options.update_baseline:
         _note(options, _record_baseline(baseline, _reported(results, None)[0]))
         return EXIT_ERROR if errors else EXIT_CLEAN
     found, hidden = _reported(results, recorded)

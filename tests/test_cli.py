@@ -269,7 +269,7 @@ def test_baseline_records_then_reports_only_new_findings(tmp_path: Path, run_cli
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    recorded = run_cli(project, "--baseline", str(baseline), "--format", "json")
+    recorded = run_cli(project, "--baseline", str(baseline), "--update-baseline", "--format", "json")
     assert recorded.exit_code == 0 and "Recorded 3 findings" in recorded.stderr
     assert run_cli(project, "--baseline", str(baseline), "--format", "json").findings() == []
 

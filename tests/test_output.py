@@ -171,7 +171,7 @@ def test_a_baseline_made_at_the_root_holds_in_a_sub_folder(tmp_path: Path, run_c
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    assert run_cli(project, "--baseline", str(baseline)).exit_code == 0
+    assert run_cli(project, "--baseline", str(baseline), "--update-baseline").exit_code == 0
     below = run_cli(project / "taskbot", "--baseline", str(baseline), "--format", "json")
     assert below.exit_code == 0 and below.findings() == []
     assert "3 findings hidden by the baseline" in below.stderr
@@ -187,7 +187,7 @@ def test_update_baseline_rewrites_it_and_drops_stale_entries(tmp_path: Path, run
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    run_cli(project, "--baseline", str(baseline))
+    run_cli(project, "--baseline", str(baseline), "--update-baseline")
     builtin = project / "taskbot" / "builtin.py"  # the hand-rolled parse goes: its entry is stale
     builtin.write_text(builtin.read_text(encoding="utf-8").replace("json.loads(steps)", "list(steps)"), "utf-8")
     _with_new_bypass(project)
@@ -218,8 +218,34 @@ def test_a_bad_baseline_is_a_clear_error(tmp_path: Path, run_cli, content: str, 
 
 
 def test_a_baseline_in_a_missing_folder_is_a_clear_error(tmp_path: Path, run_cli) -> None:
-    result = run_cli(EXAMPLE, "--baseline", str(tmp_path / "missing" / "baseline.json"))
-    assert result.exit_code == 2 and "does not exist" in result.stderr and "internal error" not in result.stderr
+    baseline = tmp_path / "missing" / "baseline.json"
+    result = run_cli(EXAMPLE, "--baseline", str(baseline), "--update-baseline")
+    assert result.exit_code == 2 and f"folder {baseline.parent} does not exist" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
+def test_a_missing_baseline_is_an_error_that_names_it_and_records_nothing(
+    tmp_path: Path, run_cli, output_format: str
+) -> None:
+    """A mistyped path must not record today's findings and pass every later run: only --update-baseline
+    records."""
+    baseline = tmp_path / "baselin.json"
+    result = run_cli(EXAMPLE, "--baseline", str(baseline), "--format", output_format)
+    assert result.exit_code == 2 and result.stdout == ""
+    advice = f"record it with --baseline {baseline} --update-baseline"
+    assert f"error: {baseline}: the baseline does not exist; {advice}" in result.stderr
+    assert "Recorded" not in result.stderr and not baseline.exists()
+    assert run_cli(EXAMPLE, "--baseline", str(baseline), "--exit-zero").exit_code == 2
+
+
+def test_a_missing_baseline_stops_a_fix_before_it_writes(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    before = {path: path.read_bytes() for path in project.rglob("*.py")}
+    result = run_cli(project, "--fix", "--baseline", str(tmp_path / "missing.json"))
+    assert result.exit_code == 2 and "the baseline does not exist" in result.stderr
+    assert {path: path.read_bytes() for path in project.rglob("*.py")} == before
 
 
 def test_update_baseline_needs_a_baseline(run_cli) -> None:
@@ -242,7 +268,7 @@ def test_a_form_feed_shifts_neither_lines_nor_snippets_nor_suppressions(tmp_path
     assert f"taskbot/loop.py:{number}:16: DL101" in text.stdout
     assert f"{number} |         return fn(agent, args, ctx)" in text.stdout
     baseline = tmp_path / "baseline.json"
-    run_cli(project, "--baseline", str(baseline))
+    run_cli(project, "--baseline", str(baseline), "--update-baseline")
     keys = [entry["fingerprint"] for entry in json.loads(baseline.read_text(encoding="utf-8"))["findings"]]
     assert "DL101|taskbot/loop.py|return fn(agent, args, ctx)|1" in keys
     lines[number - 1] += "  # dispatchlint: ignore[DL101]"
