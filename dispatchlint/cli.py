@@ -29,6 +29,7 @@ from dispatchlint.report import (
     Reported,
     RuleDoc,
     TextEdit,
+    anchored,
     render_explanation,
     render_files,
     render_github,
@@ -447,16 +448,18 @@ def _rule_docs() -> Dict[str, RuleDoc]:
 
 def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edits: bool) -> Report:
     """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
-    would change), the problems of every project, and the folder artifact paths are relative to (the project
-    root, or the folder holding every project)."""
+    would change) in the order of their absolute paths (the order of paths relative to ``cwd`` depends on it),
+    the problems of every project, and the folder artifact paths are relative to (the project root, or the
+    folder holding every project)."""
     from dispatchlint.report.reference import REFERENCE_URL
 
     roots = [str(result.root) for result in results] or [str(cwd)]
     previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
+    ordered = sorted(found, key=lambda item: (anchored(cwd, item.finding.path), *item.finding.sort_key()[1:]))
     return Report(
         findings=tuple(
             Reported(item.finding, item.fingerprint, _edits(previews[item.root], item.finding, cwd) if edits else ())
-            for item in found
+            for item in ordered
         ),
         problems=tuple(problem for result in results for problem in result.problems),
         rules=_rule_docs(),

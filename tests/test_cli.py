@@ -71,7 +71,7 @@ def test_github_annotations(run_cli) -> None:
     result = run_cli(EXAMPLE, "--format", "github")
     lines = result.stdout.splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("::error file=taskbot/builtin.py,line=13,col=17,")
+    assert lines[0].startswith(f"::error file={EXAMPLE}/taskbot/builtin.py,line=13,col=17,")
 
 
 def test_select_ignore_exit_zero_statistics(run_cli) -> None:

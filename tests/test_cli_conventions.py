@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, subprocess_env, valid_sarif, write_project
+from conftest import FIXTURES, relative_findings, subprocess_env, valid_sarif, write_project
 
 EXAMPLE = FIXTURES / "example"
 ANSI = "\x1b["
@@ -184,7 +184,7 @@ def test_stdin_is_checked_as_the_named_file_in_its_project(tmp_path: Path) -> No
     )
     completed = _stdin_run(EXAMPLE, edited, "--format", "json", "--stdin-filename", "taskbot/loop.py")
     assert completed.returncode == 1, completed.stderr
-    findings = json.loads(completed.stdout)["findings"]
+    findings = relative_findings(completed.stdout, EXAMPLE)
     assert [(f["code"], f["path"], f["line"]) for f in findings] == [("DL101", "taskbot/loop.py", 27)]
     fixed = loop.replace(
         "        return fn(agent, args, ctx)\n", "        return fn(agent, coerce_tool_args(name, args), ctx)\n"
@@ -204,7 +204,7 @@ def test_stdin_is_checked_as_the_named_file_in_its_project(tmp_path: Path) -> No
         "--stdin-filename",
         "taskbot/extra.py",
     )
-    assert [f["path"] for f in json.loads(new_file.stdout)["findings"]] == ["taskbot/extra.py"], new_file.stderr
+    assert [f["path"] for f in relative_findings(new_file.stdout, EXAMPLE)] == ["taskbot/extra.py"], new_file.stderr
 
 
 def test_stdin_with_paths_is_a_usage_error(run_cli) -> None:
