@@ -251,7 +251,7 @@ def test_sarif_output_has_rules_results_and_related_locations(run_cli) -> None:
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["DL001", "DL002", "DL101", "DL102", "DL201", "DL301", "DL401"]
+    assert [rule["id"] for rule in rules] == ["DL001", "DL002", "DL003", "DL101", "DL102", "DL201", "DL301", "DL401"]
     results = run["results"]
     assert len(results) == 3 and result.exit_code == 1
     for item in results:

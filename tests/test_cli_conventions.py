@@ -274,7 +274,7 @@ def test_statistics_list_rules_and_explain_print_json(run_cli) -> None:
         {"code": "DL201", "name": "handrolled-json-parse", "count": 1},
     ]
     rules = json.loads(run_cli(EXAMPLE, "--list-rules", "--format", "json").stdout)["rules"]
-    assert [rule["code"] for rule in rules][:3] == ["DL001", "DL002", "DL101"]
+    assert [rule["code"] for rule in rules][:4] == ["DL001", "DL002", "DL003", "DL101"]
     assert all(rule["summary"] and isinstance(rule["default"], bool) for rule in rules)
     explained = json.loads(run_cli(EXAMPLE, "--explain", "DL101", "--format", "json").stdout)
     assert explained["name"] == "unguarded-dispatch" and "## Why is this bad?" in explained["documentation"]
