@@ -52,6 +52,18 @@ _INSTALLED_CONFIG = {"gates": ["vendor.validation.repair_arguments"]}
 _NO_TOOLS = """
 def plan(steps):
     return list(steps)
+
+TOOLS = {"plan": plan}
+"""
+
+#: Only a test runs a tool with raw arguments (test code is never reported).
+_TEST = """
+import json
+
+from agent.tools import TOOLS
+
+def test_plan(tool_call):
+    assert TOOLS[tool_call.name](**json.loads(tool_call.arguments)) == []
 """
 
 
@@ -95,6 +107,7 @@ class MissingGate(Rule):
         Case({"agent/__init__.py": "", "agent/validation.py": _VALIDATION, "agent/tools.py": _GATED}, (), _CONFIG),
         Case({"agent/__init__.py": "", "agent/tools.py": _INSTALLED}, (), _INSTALLED_CONFIG),
         Case({"agent/__init__.py": "", "agent/tools.py": _NO_TOOLS}, (), _CONFIG),
+        Case({"agent/__init__.py": "", "agent/tools.py": _NO_TOOLS, "tests/test_tools.py": _TEST}, (), _CONFIG),
     ]
     INVALID = [Case({"agent/__init__.py": "", "agent/tools.py": _RAW}, (("pyproject.toml", 4),), _CONFIG)]
 
@@ -117,10 +130,11 @@ class MissingGate(Rule):
 
 
 def _raw_dispatches(project: Project) -> List[Related]:
-    """Each place a tool runs with the model's arguments as they arrived (a source of them can be shown)."""
+    """Each place outside test code where a tool runs with the model's arguments as they arrived (a source of
+    them can be shown): test code is never reported, and a test that feeds a tool raw arguments is no bypass."""
     places = {}
     for site in project.sites:
-        if site.unguarded and (site.module.path, site.span) not in places:
+        if site.unguarded and not project.graph.is_test(site.module) and (site.module.path, site.span) not in places:
             if project.taint.trace(site, "sink: the tool runs with them, unrepaired"):
                 places[(site.module.path, site.span)] = related(site.module, site.span, _described(site))
     return sorted(places.values(), key=lambda item: (item.path, item.span.line, item.span.column))
