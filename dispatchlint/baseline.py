@@ -1,4 +1,7 @@
-"""``--baseline FILE``: record today's findings once; later runs report only the ones not recorded.
+"""``--baseline FILE``: report only the findings the file does not record; ``--update-baseline`` records them.
+
+Recording is always asked for: a baseline that is not there is an error, so that a mistyped path cannot record
+today's findings and pass every later run.
 
 A finding is recognised by its rule, its file relative to the project root and the text of its line (whitespace
 folded), plus its rank among identical ones, so that edits elsewhere in the file, which move lines, do not make
@@ -75,6 +78,10 @@ def read_baseline(path: Path) -> Set[str]:
     """The keys a baseline holds."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise BaselineError(
+            f"{path}: the baseline does not exist; record it with --baseline {path} --update-baseline"
+        ) from error
     except OSError as error:
         raise BaselineError(f"{path}: cannot read the baseline: {error.strerror or error}") from error
     except ValueError as error:

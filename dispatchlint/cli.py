@@ -29,6 +29,7 @@ from dispatchlint.report import (
     Reported,
     RuleDoc,
     TextEdit,
+    anchored,
     render_explanation,
     render_files,
     render_github,
@@ -291,13 +292,13 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     _REPORT,
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Record today's findings in FILE if it does not exist; otherwise report only findings not in it.",
+    help="Report only the findings not recorded in FILE (an error if FILE does not exist).",
 )
 @_option(
     _REPORT,
     "--update-baseline",
     is_flag=True,
-    help="With --baseline: record this run's findings in FILE, dropping stale entries.",
+    help="With --baseline: record this run's findings in FILE (created or replaced, stale entries dropped).",
 )
 @_option(
     _FIXING,
@@ -363,9 +364,8 @@ def _run(options: _Options, report: _Report) -> int:
         report.write(shown if shown is not None else render_settings(plans, options.machine))
         return EXIT_CLEAN
     baseline = options.baseline
-    recorded = (
-        read_baseline(baseline) if baseline is not None and baseline.exists() and not options.update_baseline else None
-    )
+    # Read before anything runs: a missing baseline is an error, never a silent recording (--update-baseline records)
+    recorded = read_baseline(baseline) if baseline is not None and not options.update_baseline else None
     outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does
         api.fix(paths, unsafe=options.unsafe_fixes, settings=run_options, write=not options.diff, waiting=_waiting)
         if options.fix or options.diff
@@ -394,7 +394,7 @@ def _run(options: _Options, report: _Report) -> int:
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(visible(f"error: {error}"), err=True)
-    if baseline is not None and recorded is None:
+    if baseline is not None and options.update_baseline:
         _note(options, _record_baseline(baseline, _reported(results, None)[0]))
         return EXIT_ERROR if errors else EXIT_CLEAN
     found, hidden = _reported(results, recorded)
@@ -452,16 +452,18 @@ def _rule_docs() -> Dict[str, RuleDoc]:
 
 def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edits: bool) -> Report:
     """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
-    would change), the problems of every project, and the folder artifact paths are relative to (the project
-    root, or the folder holding every project)."""
+    would change) in the order of their absolute paths (the order of paths relative to ``cwd`` depends on it),
+    the problems of every project, and the folder artifact paths are relative to (the project root, or the
+    folder holding every project)."""
     from dispatchlint.report.reference import REFERENCE_URL
 
     roots = [str(result.root) for result in results] or [str(cwd)]
     previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
+    ordered = sorted(found, key=lambda item: (anchored(cwd, item.finding.path), *item.finding.sort_key()[1:]))
     return Report(
         findings=tuple(
             Reported(item.finding, item.fingerprint, _edits(previews[item.root], item.finding, cwd) if edits else ())
-            for item in found
+            for item in ordered
         ),
         problems=tuple(problem for result in results for problem in result.problems),
         rules=_rule_docs(),

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+from dispatchlint._lines import split_lines
+from dispatchlint.locations import Span
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,8 +41,23 @@ DEFAULT_MAX_FILE_SIZE = sys.maxsize
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where settings are written: the file, relative to the project root ("": nowhere, the defaults), and the
+    place of each ``gates`` entry in it, for a finding about a setting (DL003: a configured gate is gone)."""
+
+    path: str = ""
+    gates: Tuple[Tuple[str, Span], ...] = ()
+
+    def place_of_gate(self, name: str) -> Span:
+        return next((span for gate, span in self.gates if gate == name), _FIRST_LINE)
+
+
+_FIRST_LINE = Span(1, 1, 1, 1)
+
+
+@dataclass(frozen=True)
 class Config:
-    """What a project can tell dispatchlint. Every field mirrors a ``[tool.dispatchlint]`` key."""
+    """What a project can tell dispatchlint. Every field mirrors a ``[tool.dispatchlint]`` key, but ``origin``."""
 
     #: Extra gate functions (dotted names); ``coerce_tool_args`` is always a gate.
     gates: Tuple[str, ...] = ()
@@ -72,6 +92,8 @@ class Config:
     test_paths: Tuple[str, ...] = DEFAULT_TEST_PATHS
     #: Files larger than this many bytes are skipped with a warning (generated or vendored code, data).
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: Where the keys are written (not a key itself; part of the results' cache key, as every field is).
+    origin: Origin = Origin()
 
     def fingerprint(self) -> str:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
@@ -98,14 +120,15 @@ _LIST_KEYS = {
 _KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores", "max-file-size"}
 
 
-def load_config(path: Optional[Path]) -> Config:
+def load_config(path: Optional[Path], root: Path) -> Config:
     """Read the settings from ``path``: a ``pyproject.toml`` (its ``[tool.dispatchlint]`` table; no table:
     defaults) or, given with ``--config``, any TOML file holding either that table or the same keys at its top
-    level. No file: defaults."""
+    level. No file: defaults. ``root``: the project root the settings' ``origin`` is relative to."""
     if path is None or not path.is_file():
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
@@ -121,7 +144,35 @@ def load_config(path: Optional[Path]) -> Config:
         section = data
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.dispatchlint] must be a table")
-    return config_from_mapping(section, str(path))
+    config = config_from_mapping(section, str(path))
+    if not config.gates:
+        return config
+    places = _places(split_lines(text), "gates", config.gates, section is not data)
+    return replace(config, origin=Origin(Path(os.path.relpath(path, root)).as_posix(), places))
+
+
+def _places(lines: Sequence[str], key: str, names: Sequence[str], in_table: bool) -> Tuple[Tuple[str, Span], ...]:
+    """Where each of ``names`` is written as an entry of ``key`` (below ``[tool.dispatchlint]`` when
+    ``in_table``): its quoted string, else the key's line, else the file's first line."""
+    start = 0
+    if in_table:
+        header = re.compile(r"\s*\[\s*tool\s*\.\s*[\"']?dispatchlint[\"']?\s*\]")
+        start = next((number for number, line in enumerate(lines) if header.match(line)), 0)
+    assignment = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    at = next((number for number in range(start, len(lines)) if assignment.match(lines[number])), None)
+    if at is None:
+        return tuple((name, _FIRST_LINE) for name in names)
+    places = []
+    for name in names:
+        place = Span(at + 1, 1, at + 1, len(lines[at]) + 1)
+        for number in range(at, len(lines)):
+            found = [lines[number].find(quote + name + quote) for quote in "\"'"]
+            column = min((index for index in found if index >= 0), default=-1)
+            if column >= 0:
+                place = Span(number + 1, column + 1, number + 1, column + len(name) + 3)
+                break
+        places.append((name, place))
+    return tuple(places)
 
 
 def declares_project(folder: Path) -> bool:

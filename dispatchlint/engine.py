@@ -104,7 +104,7 @@ def _target(path: Path) -> Path:
 def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> RunPlan:
     """Read the project's settings, choose the rules and discover the files."""
     source = options.config_file.resolve() if options.config_file else root / "pyproject.toml"
-    config = load_config(source)
+    config = load_config(source, root)
     config = replace(config, exclude=config.exclude + options.extend_exclude)
     for pattern, codes in config.per_file_ignores:
         try:

@@ -31,14 +31,42 @@ def valid_sarif(text: str) -> dict:
     return log
 
 
+def _shown(item: dict, cwd: Path) -> dict:
+    """``item`` with its ``path`` (absolute in a JSON report) relative to ``cwd``, as the text output shows it."""
+    return {**item, "path": Path(os.path.relpath(item["path"], cwd.resolve())).as_posix()}
+
+
+def relative_findings(stdout: str, cwd: Path) -> List[dict]:
+    """The findings of a JSON report, every path in them relative to ``cwd``."""
+    return [
+        {
+            **_shown(finding, cwd),
+            **{key: [_shown(item, cwd) for item in finding[key]] for key in ("edits", "related", "trace")},
+        }
+        for finding in json.loads(stdout)["findings"]
+    ]
+
+
+def relative_errors(stdout: str, cwd: Path) -> List[dict]:
+    """The errors of a JSON report, their paths relative to ``cwd``."""
+    return [_shown(error, cwd) for error in json.loads(stdout)["errors"]]
+
+
 @dataclass
 class Run:
     exit_code: int
     stdout: str
     stderr: str
+    #: The folder the command ran from.
+    cwd: Path
 
     def findings(self) -> List[dict]:
-        return json.loads(self.stdout)["findings"]
+        """The JSON findings, their paths relative to the folder the command ran from."""
+        return relative_findings(self.stdout, self.cwd)
+
+    def errors(self) -> List[dict]:
+        """The JSON errors, their paths relative to the folder the command ran from."""
+        return relative_errors(self.stdout, self.cwd)
 
     def locations(self) -> Set[Tuple[str, str]]:
         return {(f["code"], f"{f['path']}:{f['line']}") for f in self.findings()}
@@ -63,11 +91,12 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
         previous = Path.cwd()
         os.chdir(cwd)
         try:
+            folder = Path.cwd()
             code = main(list(args) + ([] if cache else ["--no-cache"]))
         finally:
             os.chdir(previous)
         captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        return Run(code, captured.out, captured.err, folder)
 
     return run
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, read_entry, subprocess_env, write_entry
+from conftest import FIXTURES, read_entry, relative_findings, subprocess_env, write_entry
 from dispatchlint.indexing import facts_json
 from dispatchlint.indexing import facts_cache
 from dispatchlint.discovery.files import Ignores, discover
@@ -269,7 +269,7 @@ def test_an_entry_that_is_a_fifo_or_a_device_is_a_miss_never_waited_on(
         else:
             entry.symlink_to("/dev/zero")
     completed = run()
-    found = {(f["code"], f"{f['path']}:{f['line']}") for f in json.loads(completed.stdout)["findings"]}
+    found = {(f["code"], f"{f['path']}:{f['line']}") for f in relative_findings(completed.stdout, project)}
     assert completed.returncode == 1 and found == EXAMPLE_FINDINGS, completed.stderr
 
 

@@ -73,7 +73,7 @@ def test_github_annotations(run_cli) -> None:
     result = run_cli(EXAMPLE, "--format", "github")
     lines = result.stdout.splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("::error file=taskbot/builtin.py,line=13,col=17,")
+    assert lines[0].startswith(f"::error file={EXAMPLE}/taskbot/builtin.py,line=13,col=17,")
 
 
 def test_select_ignore_exit_zero_statistics(run_cli) -> None:
@@ -255,7 +255,7 @@ def test_sarif_output_has_rules_results_and_related_locations(run_cli) -> None:
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["DL001", "DL002", "DL101", "DL102", "DL201", "DL301", "DL401"]
+    assert [rule["id"] for rule in rules] == ["DL001", "DL002", "DL003", "DL101", "DL102", "DL201", "DL301", "DL401"]
     results = run["results"]
     assert len(results) == 3 and result.exit_code == 1
     for item in results:
@@ -273,7 +273,7 @@ def test_baseline_records_then_reports_only_new_findings(tmp_path: Path, run_cli
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    recorded = run_cli(project, "--baseline", str(baseline), "--format", "json")
+    recorded = run_cli(project, "--baseline", str(baseline), "--update-baseline", "--format", "json")
     assert recorded.exit_code == 0 and "Recorded 3 findings" in recorded.stderr
     assert run_cli(project, "--baseline", str(baseline), "--format", "json").findings() == []
 

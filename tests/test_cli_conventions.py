@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, subprocess_env, valid_sarif, write_project
+from conftest import FIXTURES, relative_findings, subprocess_env, valid_sarif, write_project
 
 EXAMPLE = FIXTURES / "example"
 ANSI = "\x1b["
@@ -188,7 +188,7 @@ def test_stdin_is_checked_as_the_named_file_in_its_project(tmp_path: Path) -> No
     )
     completed = _stdin_run(EXAMPLE, edited, "--format", "json", "--stdin-filename", "taskbot/loop.py")
     assert completed.returncode == 1, completed.stderr
-    findings = json.loads(completed.stdout)["findings"]
+    findings = relative_findings(completed.stdout, EXAMPLE)
     assert [(f["code"], f["path"], f["line"]) for f in findings] == [("DL101", "taskbot/loop.py", 27)]
     fixed = loop.replace(
         "        return fn(agent, args, ctx)\n", "        return fn(agent, coerce_tool_args(name, args), ctx)\n"
@@ -208,7 +208,7 @@ def test_stdin_is_checked_as_the_named_file_in_its_project(tmp_path: Path) -> No
         "--stdin-filename",
         "taskbot/extra.py",
     )
-    assert [f["path"] for f in json.loads(new_file.stdout)["findings"]] == ["taskbot/extra.py"], new_file.stderr
+    assert [f["path"] for f in relative_findings(new_file.stdout, EXAMPLE)] == ["taskbot/extra.py"], new_file.stderr
 
 
 def test_stdin_with_paths_is_a_usage_error(run_cli) -> None:
@@ -278,7 +278,7 @@ def test_statistics_list_rules_and_explain_print_json(run_cli) -> None:
         {"code": "DL201", "name": "handrolled-json-parse", "count": 1, "fixable": 1},
     ]
     rules = json.loads(run_cli(EXAMPLE, "--list-rules", "--format", "json").stdout)["rules"]
-    assert [rule["code"] for rule in rules][:3] == ["DL001", "DL002", "DL101"]
+    assert [rule["code"] for rule in rules][:4] == ["DL001", "DL002", "DL003", "DL101"]
     assert all(rule["summary"] and isinstance(rule["default"], bool) for rule in rules)
     explained = json.loads(run_cli(EXAMPLE, "--explain", "DL101", "--format", "json").stdout)
     assert explained["name"] == "unguarded-dispatch" and "## Why is this bad?" in explained["documentation"]

@@ -20,7 +20,7 @@ from typing import Dict, List
 import libcst
 import pytest
 
-from conftest import FIXTURES, subprocess_env
+from conftest import FIXTURES, relative_errors, relative_findings, subprocess_env
 from fixproject import copy_project
 
 EXAMPLE_FINDINGS = {
@@ -79,16 +79,16 @@ def _run_child(project: Path, *args: str, timeout: float = 240) -> subprocess.Co
     return completed
 
 
-def _locations(completed: subprocess.CompletedProcess) -> set:
-    return {(f["code"], f"{f['path']}:{f['line']}") for f in json.loads(completed.stdout)["findings"]}
+def _locations(completed: subprocess.CompletedProcess, project: Path) -> set:
+    return {(f["code"], f"{f['path']}:{f['line']}") for f in relative_findings(completed.stdout, project)}
 
 
 def test_files_python_rejects_are_dl001_with_pythons_reason_and_the_run_goes_on(tmp_path: Path) -> None:
     project = _project_with(tmp_path, {name: source for name, (source, _) in REJECTED_BY_PYTHON.items()})
     completed = _run_child(project)
     assert completed.returncode == 1, completed.stderr
-    findings = json.loads(completed.stdout)["findings"]
-    assert EXAMPLE_FINDINGS <= _locations(completed)
+    findings = relative_findings(completed.stdout, project)
+    assert EXAMPLE_FINDINGS <= _locations(completed, project)
     for name, (_, reason) in REJECTED_BY_PYTHON.items():
         found = [f for f in findings if f["path"] == f"hostile/{name}"]
         assert [f["code"] for f in found] == ["DL001"], name
@@ -112,7 +112,7 @@ def test_files_nested_500_levels_deep_are_analysed_like_any_other(tmp_path: Path
     project = _project_with(tmp_path, deep)
     completed = _run_child(project)
     assert completed.returncode == 1 and not completed.stderr.strip(), completed.stderr
-    assert _locations(completed) == EXAMPLE_FINDINGS | {("DL101", "hostile/deep_dispatch.py:8")}
+    assert _locations(completed, project) == EXAMPLE_FINDINGS | {("DL101", "hostile/deep_dispatch.py:8")}
 
 
 def test_a_file_python_accepts_and_libcst_does_not_is_said_to_be_that(run_cli, tmp_path: Path, monkeypatch) -> None:
@@ -155,11 +155,11 @@ def test_a_fifo_named_like_a_module_is_not_read(tmp_path: Path) -> None:
     project = _project_with(tmp_path, {})
     os.mkfifo(project / "taskbot" / "x.py")
     whole = _run_child(project, timeout=120)
-    assert whole.returncode == 1 and _locations(whole) == EXAMPLE_FINDINGS, whole.stderr
+    assert whole.returncode == 1 and _locations(whole, project) == EXAMPLE_FINDINGS, whole.stderr
     one_file = _run_child(project, "taskbot/loop.py", timeout=120)
-    assert _locations(one_file) == {("DL101", "taskbot/loop.py:26")}
+    assert _locations(one_file, project) == {("DL101", "taskbot/loop.py:26")}
     named = _run_child(project, "taskbot/x.py", timeout=120)
-    assert named.returncode == 0 and _locations(named) == set(), named.stderr
+    assert named.returncode == 0 and _locations(named, project) == set(), named.stderr
 
 
 def test_a_large_file_is_analysed_in_a_bounded_worker_and_a_set_limit_skips_with_a_warning(
@@ -207,10 +207,9 @@ def test_a_file_whose_worker_runs_out_of_memory_or_dies_is_the_run_s_error(
     monkeypatch.setattr(indexer, "index_source", hungry)  # the worker is forked: it inherits the stand-in
     project = _project_with(tmp_path, {"generated.py": "DATA = [\n" + "    ('x' * 40, [1, 2, 3]),\n" * 1_000 + "]\n"})
     result = run_cli(project, "--format", "json")
-    document = json.loads(result.stdout)
     assert result.exit_code == 2
-    errors = [error for error in document["errors"] if error["path"] == "hostile/generated.py"]
-    assert [error["kind"] for error in errors] == ["too-large-file"], document["errors"]
+    errors = [error for error in result.errors() if error["path"] == "hostile/generated.py"]
+    assert [error["kind"] for error in errors] == ["too-large-file"], result.errors()
     assert "needs more than 512 MiB of memory" in errors[0]["message"]
     assert result.locations() == EXAMPLE_FINDINGS
 
@@ -307,8 +306,8 @@ TOO_COMPLEX: Dict[str, str] = {
 SLOW = "match x:\n" + ("    case " + "(" * 8 + "a" + ",)" * 8 + ":\n        pass\n") * 100
 
 
-def _errors(completed: subprocess.CompletedProcess) -> Dict[str, dict]:
-    return {error["path"]: error for error in json.loads(completed.stdout)["errors"]}
+def _errors(completed: subprocess.CompletedProcess, project: Path) -> Dict[str, dict]:
+    return {error["path"]: error for error in relative_errors(completed.stdout, project)}
 
 
 def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -318,8 +317,8 @@ def test_files_libcst_cannot_parse_in_time_are_the_run_s_errors_and_the_run_goes
     started = time.monotonic()
     completed = _run_child(project, timeout=120)
     assert time.monotonic() - started < 60
-    assert completed.returncode == 2 and _locations(completed) == EXAMPLE_FINDINGS, completed.stderr[-2000:]
-    errors = _errors(completed)
+    assert completed.returncode == 2 and _locations(completed, project) == EXAMPLE_FINDINGS, completed.stderr[-2000:]
+    errors = _errors(completed, project)
     assert sorted(errors) == sorted(f"hostile/{name}" for name in TOO_COMPLEX)
     assert {error["kind"] for error in errors.values()} == {"too-complex-file"}
     assert "a `case` pattern nested 12 brackets deep (line 2)" in errors["hostile/tuples_12.py"]["message"]
@@ -339,7 +338,7 @@ def test_a_file_that_outlasts_its_time_is_killed_and_is_the_run_s_error(
     result = run_cli(project, "--format", "json")
     assert time.monotonic() - started < 15
     assert result.exit_code == 2 and result.locations() == EXAMPLE_FINDINGS
-    (error,) = json.loads(result.stdout)["errors"]
+    (error,) = result.errors()
     assert (error["path"], error["kind"]) == ("hostile/slow.py", "too-complex-file")
     assert "indexing it took longer than 2 s, the time a file of its size is given" in error["message"]
 
@@ -419,7 +418,7 @@ def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
     project = _project_with(tmp_path, {"victim.py": "VALUE = 1\n"})
     result = run_cli(project, "--format", "json", "--jobs", "4")
     assert result.locations() == EXAMPLE_FINDINGS
-    errors = json.loads(result.stdout)["errors"]
+    errors = result.errors()
     if kills == "once":
         assert result.exit_code == 1 and errors == []
     else:

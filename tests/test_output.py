@@ -49,6 +49,53 @@ def test_sarif_is_the_same_from_the_root_a_sub_folder_and_above(run_cli) -> None
         assert all(loc["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for loc in located)
 
 
+_LATER = """import json
+
+from taskbot.builtin import BUILTIN_EXECUTORS
+
+
+def run_later(agent, tool_call, ctx):
+    arguments = json.loads(tool_call.function.arguments)
+    return BUILTIN_EXECUTORS[tool_call.function.name](agent, arguments, ctx)
+"""
+
+
+def _json_paths(document: dict) -> list:
+    return [
+        item["path"]
+        for finding in document["findings"]
+        for item in [finding, *finding["edits"], *finding["related"], *finding["trace"]]
+    ] + [error["path"] for error in document["errors"]]
+
+
+@pytest.mark.parametrize("output_format", ["json", "github"])
+def test_json_and_github_output_is_the_same_from_the_root_a_sub_folder_and_above(
+    tmp_path: Path, run_cli, output_format: str
+) -> None:
+    """Their paths are absolute, as Ruff's are in these formats, and the findings come in the order of those paths
+    (from ``taskbot/``, ``../zzz/later.py`` would sort before ``builtin.py``)."""
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    (project / "zzz").mkdir()
+    (project / "zzz" / "later.py").write_text(_LATER, encoding="utf-8")
+    at_root = run_cli(project, "--format", output_format)
+    below = run_cli(project / "taskbot", "--format", output_format, "..")
+    above = run_cli(tmp_path, "--format", output_format, "example")
+    assert at_root.exit_code == below.exit_code == above.exit_code == 1
+    assert at_root.stdout == below.stdout == above.stdout
+    root = project.resolve().as_posix()
+    if output_format == "json":
+        document = json.loads(at_root.stdout)
+        paths = _json_paths(document)
+        assert len(paths) > len(document["findings"]) == 4
+        assert all(path.startswith(root + "/") for path in paths), paths
+    else:
+        files = [line.split("file=", 1)[1].split(",", 1)[0] for line in at_root.stdout.splitlines()]
+        assert files == [f"{root}/taskbot/builtin.py", f"{root}/taskbot/loop.py", f"{root}/taskbot/pool.py"] + [
+            f"{root}/zzz/later.py"
+        ]
+
+
 def test_sarif_fingerprints_are_stable_across_runs_and_copies(tmp_path: Path, run_cli) -> None:
     copy = tmp_path / "elsewhere" / "example"
     shutil.copytree(EXAMPLE, copy)
@@ -130,8 +177,8 @@ def test_json_reports_the_run_errors_and_each_rule_url(
     data = json.loads(result.stdout)
     assert result.exit_code == 2
     assert sorted((error["path"], error["kind"]) for error in data["errors"]) == [
-        ("taskbot/broken.py", "parse-error"),
-        ("taskbot/secret.py", "unreadable-file"),
+        (f"{project.resolve()}/taskbot/broken.py", "parse-error"),
+        (f"{project.resolve()}/taskbot/secret.py", "unreadable-file"),
     ]
     broken = next(error for error in data["errors"] if error["kind"] == "parse-error")
     assert broken["line"] == 1 and broken["message"]
@@ -141,16 +188,18 @@ def test_json_reports_the_run_errors_and_each_rule_url(
 
 def test_github_annotation_level_follows_the_rule(run_cli) -> None:
     errors = run_cli(EXAMPLE, "--format", "github").stdout.splitlines()
-    assert errors and all(line.startswith("::error file=taskbot/") for line in errors)
+    assert errors and all(line.startswith(f"::error file={EXAMPLE}/taskbot/") for line in errors)
     notes = run_cli(FIXTURES / "fix_no_gate", "--format", "github", "--select", "DL102").stdout.splitlines()
-    assert len(notes) == 2 and all(line.startswith("::warning file=tinker/agent.py,line=") for line in notes)
+    agent = FIXTURES / "fix_no_gate" / "tinker" / "agent.py"
+    assert len(notes) == 2 and all(line.startswith(f"::warning file={agent},line=") for line in notes)
 
 
 def test_github_annotates_an_unreadable_file(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     project = _broken_project(tmp_path, monkeypatch)
     lines = run_cli(project, "--format", "github").stdout.splitlines()
-    assert any(line.startswith("::error file=taskbot/secret.py,") and "cannot read" in line for line in lines)
-    assert any(line.startswith("::error file=taskbot/broken.py,") and "DL001" in line for line in lines)
+    folder = project.resolve() / "taskbot"
+    assert any(line.startswith(f"::error file={folder}/secret.py,") and "cannot read" in line for line in lines)
+    assert any(line.startswith(f"::error file={folder}/broken.py,") and "DL001" in line for line in lines)
 
 
 # Baseline ------------------------------------------------------------------------------------------------------
@@ -171,7 +220,7 @@ def test_a_baseline_made_at_the_root_holds_in_a_sub_folder(tmp_path: Path, run_c
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    assert run_cli(project, "--baseline", str(baseline)).exit_code == 0
+    assert run_cli(project, "--baseline", str(baseline), "--update-baseline").exit_code == 0
     below = run_cli(project / "taskbot", "--baseline", str(baseline), "--format", "json")
     assert below.exit_code == 0 and below.findings() == []
     assert "3 findings hidden by the baseline" in below.stderr
@@ -187,7 +236,7 @@ def test_update_baseline_rewrites_it_and_drops_stale_entries(tmp_path: Path, run
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     baseline = tmp_path / "baseline.json"
-    run_cli(project, "--baseline", str(baseline))
+    run_cli(project, "--baseline", str(baseline), "--update-baseline")
     builtin = project / "taskbot" / "builtin.py"  # the hand-rolled parse goes: its entry is stale
     builtin.write_text(builtin.read_text(encoding="utf-8").replace("json.loads(steps)", "list(steps)"), "utf-8")
     _with_new_bypass(project)
@@ -218,8 +267,34 @@ def test_a_bad_baseline_is_a_clear_error(tmp_path: Path, run_cli, content: str, 
 
 
 def test_a_baseline_in_a_missing_folder_is_a_clear_error(tmp_path: Path, run_cli) -> None:
-    result = run_cli(EXAMPLE, "--baseline", str(tmp_path / "missing" / "baseline.json"))
-    assert result.exit_code == 2 and "does not exist" in result.stderr and "internal error" not in result.stderr
+    baseline = tmp_path / "missing" / "baseline.json"
+    result = run_cli(EXAMPLE, "--baseline", str(baseline), "--update-baseline")
+    assert result.exit_code == 2 and f"folder {baseline.parent} does not exist" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
+def test_a_missing_baseline_is_an_error_that_names_it_and_records_nothing(
+    tmp_path: Path, run_cli, output_format: str
+) -> None:
+    """A mistyped path must not record today's findings and pass every later run: only --update-baseline
+    records."""
+    baseline = tmp_path / "baselin.json"
+    result = run_cli(EXAMPLE, "--baseline", str(baseline), "--format", output_format)
+    assert result.exit_code == 2 and result.stdout == ""
+    advice = f"record it with --baseline {baseline} --update-baseline"
+    assert f"error: {baseline}: the baseline does not exist; {advice}" in result.stderr
+    assert "Recorded" not in result.stderr and not baseline.exists()
+    assert run_cli(EXAMPLE, "--baseline", str(baseline), "--exit-zero").exit_code == 2
+
+
+def test_a_missing_baseline_stops_a_fix_before_it_writes(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    before = {path: path.read_bytes() for path in project.rglob("*.py")}
+    result = run_cli(project, "--fix", "--baseline", str(tmp_path / "missing.json"))
+    assert result.exit_code == 2 and "the baseline does not exist" in result.stderr
+    assert {path: path.read_bytes() for path in project.rglob("*.py")} == before
 
 
 def test_update_baseline_needs_a_baseline(run_cli) -> None:
@@ -242,7 +317,7 @@ def test_a_form_feed_shifts_neither_lines_nor_snippets_nor_suppressions(tmp_path
     assert f"taskbot/loop.py:{number}:16: DL101" in text.stdout
     assert f"{number} |         return fn(agent, args, ctx)" in text.stdout
     baseline = tmp_path / "baseline.json"
-    run_cli(project, "--baseline", str(baseline))
+    run_cli(project, "--baseline", str(baseline), "--update-baseline")
     keys = [entry["fingerprint"] for entry in json.loads(baseline.read_text(encoding="utf-8"))["findings"]]
     assert "DL101|taskbot/loop.py|return fn(agent, args, ctx)|1" in keys
     lines[number - 1] += "  # dispatchlint: ignore[DL101]"

@@ -41,7 +41,7 @@ def test_rule_is_documented_and_has_examples(code: str) -> None:
 
 
 def test_rule_codes_are_unique_and_stable() -> None:
-    assert list(all_rules()) == ["DL001", "DL002", "DL101", "DL102", "DL201", "DL301", "DL401"]
+    assert list(all_rules()) == ["DL001", "DL002", "DL003", "DL101", "DL102", "DL201", "DL301", "DL401"]
     assert all(issubclass(rule, Rule) for rule in all_rules().values())
 
 

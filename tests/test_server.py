@@ -544,6 +544,57 @@ async def test_the_project_configuration_is_read_again_when_it_changes(client: L
     assert message.message.startswith(f"dispatchlint: {project}:") and "pyproject.toml" in message.message
 
 
+GATED_TOOLS = """import json
+
+from agent.validation import repair_arguments
+
+TOOLS = {"plan": list}
+
+
+def run(tool_call):
+    return TOOLS[tool_call.name](**repair_arguments(tool_call.name, json.loads(tool_call.arguments)))
+
+
+def run_again(tool_call):
+    return TOOLS[tool_call.name](**json.loads(tool_call.arguments))
+"""
+
+
+async def test_a_deleted_gate_is_shown_on_the_configuration(client: LanguageClient, tmp_path: Path) -> None:
+    """DL003 is published for ``pyproject.toml``, where the gate is configured, pointing at each raw call."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/validation.py": "def repair_arguments(tool_name, args):\n    return dict(args)\n",
+        "agent/tools.py": GATED_TOOLS,
+    }
+    (tmp_path / "project").mkdir()
+    project = write_project(tmp_path / "project", files, {"gates": ["agent.validation.repair_arguments"]})
+    await start(client, project)
+    await until(lambda: published(client, project) == {("DL101", "agent/tools.py:13")}, "the bypass")
+    validation, tools = project / "agent" / "validation.py", project / "agent" / "tools.py"
+    validation.unlink()
+    gated_call = "repair_arguments(tool_call.name, json.loads(tool_call.arguments))"
+    ungated = GATED_TOOLS.replace("from agent.validation import repair_arguments\n", "")
+    tools.write_text(ungated.replace(gated_call, "json.loads(tool_call.arguments)"), encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [
+                types.FileEvent(uri(validation), types.FileChangeType.Deleted),
+                types.FileEvent(uri(tools), types.FileChangeType.Changed),
+            ]
+        )
+    )
+    await until(lambda: published(client, project) == {("DL003", "pyproject.toml:4")}, "the deleted gate")
+    [diagnostic] = diagnostics_of(client, project / "pyproject.toml")
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.range == types.Range(types.Position(3, 9), types.Position(3, 44))
+    related = diagnostic.related_information or []
+    assert [(Path(r.location.uri).name, r.location.range.start.line + 1) for r in related] == [
+        ("tools.py", 8),
+        ("tools.py", 12),
+    ]
+
+
 async def test_a_folder_that_becomes_a_project_and_workspace_folders_that_change(
     client: LanguageClient, tmp_path: Path
 ) -> None:

@@ -1,6 +1,6 @@
 """Output formats. Each writer takes the findings and returns the text to print."""
 
-from dispatchlint.report._payload import Level, Report, Reported, RuleDoc, TextEdit
+from dispatchlint.report._payload import Level, Report, Reported, RuleDoc, TextEdit, anchored
 from dispatchlint.report._visible import visible, visible_lines
 from dispatchlint.report.github import render_github
 from dispatchlint.report.json_format import render_json
@@ -20,6 +20,7 @@ __all__ = [
     "Reported",
     "RuleDoc",
     "TextEdit",
+    "anchored",
     "render_explanation",
     "render_files",
     "render_github",

@@ -6,6 +6,7 @@ Plain data: the report stage imports neither the rules nor the fixer; the comman
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -76,3 +77,13 @@ class Report:
     @property
     def successful(self) -> bool:
         return not any(problem.kind.fails_run for problem in self.problems)
+
+    def anchored(self, path: str) -> str:
+        return anchored(self.cwd, path)
+
+
+def anchored(cwd: Path, path: str) -> str:
+    """``path`` (relative to ``cwd``) as the machine formats give it: absolute, with forward slashes, as Ruff's
+    JSON and GitHub formats give it, so that the same project gives the same output from any folder (a GitHub
+    annotation finds its file when the command runs in a sub-folder of the repository)."""
+    return Path(os.path.normpath(cwd / path)).as_posix()

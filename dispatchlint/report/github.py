@@ -1,6 +1,8 @@
 """``--format github``: GitHub Actions workflow commands, one annotation per finding and per problem of the run.
 
-The annotation's level is the rule's level (``warning`` for opt-in rules), as in SARIF.
+The annotation's level is the rule's level (``warning`` for opt-in rules), as in SARIF. Its ``file`` is absolute
+(:meth:`Report.anchored`), as Ruff's is: the runner finds a file under the workspace whatever folder the command
+ran from, and the output does not depend on it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def render_github(report: Report) -> str:
     for problem in report.problems:
         if not problem.kind.fails_run:
             continue  # a file that does not parse is annotated as its DL001 finding
-        where: Dict[str, object] = {"file": problem.path}
+        where: Dict[str, object] = {"file": report.anchored(problem.path)}
         if problem.line:
             where.update(line=problem.line, col=max(problem.column, 1))
         lines.append(_command("error", {**where, "title": f"dispatchlint: {problem.kind.value}"}, problem.message))
@@ -39,7 +41,7 @@ def render_github(report: Report) -> str:
         finding = reported.finding
         span = finding.span
         properties: Dict[str, object] = {
-            "file": finding.path,
+            "file": report.anchored(finding.path),
             "line": span.line,
             "col": span.column,
             "endLine": span.end_line,

@@ -87,6 +87,8 @@ def settings_of(plan: "RunPlan") -> Dict[str, Any]:
         "rules": list(plan.rules),
     }
     for item in dataclasses.fields(config):
+        if item.name == "origin":
+            continue  # where the keys are written: "config" above
         value = getattr(config, item.name)
         if item.name == "per_file_ignores":
             value = {pattern: list(codes) for pattern, codes in value}

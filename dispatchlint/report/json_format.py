@@ -1,7 +1,8 @@
 """``--format json``: ``{"version": 1, "findings": [...], "errors": [...]}``, stable and sorted.
 
-Paths are relative to the working directory; each finding names its rule's documentation and, where a fix
-applies, the edits ``--fix`` would make.
+Paths are absolute (:meth:`Report.anchored`, as Ruff's JSON gives them), so the output does not depend on the
+working directory; each finding names its rule's documentation and, where a fix applies, the edits ``--fix``
+would make.
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ def _range(span: "Span") -> Dict[str, int]:
     return {"line": span.line, "column": span.column, "end_line": span.end_line, "end_column": span.end_column}
 
 
-def _location(item: "Union[Finding, Location]") -> Dict[str, Any]:
-    return {"path": item.path, **_range(item.span)}
+def _location(item: "Union[Finding, Location]", report: Report) -> Dict[str, Any]:
+    return {"path": report.anchored(item.path), **_range(item.span)}
 
 
-def _edit(edit: TextEdit) -> Dict[str, Any]:
-    return {"path": edit.path, **_range(edit.span), "replacement": edit.replacement}
+def _edit(edit: TextEdit, report: Report) -> Dict[str, Any]:
+    return {"path": report.anchored(edit.path), **_range(edit.span), "replacement": edit.replacement}
 
 
-def _problem(problem: Problem) -> Dict[str, Any]:
+def _problem(problem: Problem, report: Report) -> Dict[str, Any]:
     return {
-        "path": problem.path,
+        "path": report.anchored(problem.path),
         "kind": problem.kind.value,
         "message": problem.message,
         "line": problem.line or None,
@@ -45,14 +46,14 @@ def finding_to_dict(reported: Reported, report: Report) -> Dict[str, Any]:
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,
-        **_location(finding),
+        **_location(finding, report),
         "fixable": finding.fixable,
         "fix_safety": finding.fix_safety,
         "url": report.rules[finding.code].url,
         "fingerprint": reported.fingerprint,
-        "edits": [_edit(edit) for edit in reported.edits],
-        "related": [{**_location(item), "message": item.message} for item in finding.related],
-        "trace": [{**_location(item), "message": item.message} for item in finding.trace],
+        "edits": [_edit(edit, report) for edit in reported.edits],
+        "related": [{**_location(item, report), "message": item.message} for item in finding.related],
+        "trace": [{**_location(item, report), "message": item.message} for item in finding.trace],
     }
 
 
@@ -60,6 +61,6 @@ def render_json(report: Report) -> str:
     document = {
         "version": 1,
         "findings": [finding_to_dict(item, report) for item in report.findings],
-        "errors": [_problem(problem) for problem in report.problems],
+        "errors": [_problem(problem, report) for problem in report.problems],
     }
     return json.dumps(document, indent=2) + "\n"

@@ -38,8 +38,7 @@ class _Locator:
         self.report = report
 
     def artifact(self, path: str) -> Dict[str, str]:
-        absolute = self.report.cwd / path
-        relative = Path(os.path.relpath(absolute, self.report.source_root)).as_posix()
+        relative = Path(os.path.relpath(self.report.anchored(path), self.report.source_root)).as_posix()
         return {"uri": quote(relative, safe="/"), "uriBaseId": _BASE}
 
     def location(self, item: "Union[Location, Reported]", message: str = "") -> Dict[str, Any]:

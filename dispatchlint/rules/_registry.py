@@ -17,6 +17,7 @@ class RuleEntry(NamedTuple):
 RULES: Dict[str, RuleEntry] = {
     "DL001": RuleEntry("dl001_parse_error", default=True),
     "DL002": RuleEntry("dl002_unused_suppression", default=False),
+    "DL003": RuleEntry("dl003_missing_gate", default=True),
     "DL101": RuleEntry("dl101_unguarded_dispatch", default=True),
     "DL102": RuleEntry("dl102_ungated_tools", default=False),
     "DL201": RuleEntry("dl201_handrolled_json_parse", default=True),
