@@ -479,7 +479,7 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
     contents = {}
     if options.stdin_filename is not None:
         target = options.stdin_filename
-        contents[(Path.cwd() / target).resolve()] = click.get_binary_stream("stdin").read()
+        contents[(Path.cwd() / target).resolve()] = sys.stdin.buffer.read()
         paths = [target]
     run_options = RunOptions(
         select=_codes(options.select),
