@@ -115,6 +115,20 @@ def test_files_nested_500_levels_deep_are_analysed_like_any_other(tmp_path: Path
     assert _locations(completed, project) == EXAMPLE_FINDINGS | {("DL101", "hostile/deep_dispatch.py:8")}
 
 
+def test_a_value_rebuilt_from_itself_in_branch_after_branch_keeps_its_facts_small() -> None:
+    """``out = replace(out, route=out.route, ...)`` in arm after arm multiplies the value's flow as a tree with
+    each arm (it shares its parts in memory): stored as it was, a real agent's 3,500-line loop grew to 10 GB of
+    facts. Fourteen arms made 5 MB."""
+    from dispatchlint.indexing import facts_json
+    from dispatchlint.indexing.indexer import index_source
+
+    arm = "    if flags[{}]:\n        out = replace(out, step=out.step, route=out.route)\n"
+    arms = "".join(arm.format(i) for i in range(14))
+    source = f"from dataclasses import replace\n\n\ndef plan(out, flags):\n{arms}    log(out)\n    return out\n"
+    facts = index_source("loop.py", "loop", False, source.encode())
+    assert len(facts_json.dumps(facts)) < 1_000_000
+
+
 def test_a_file_python_accepts_and_libcst_does_not_is_said_to_be_that(run_cli, tmp_path: Path, monkeypatch) -> None:
     project = _project_with(tmp_path, {"odd.py": "x = 1\n"})
     real_parse = libcst.parse_module

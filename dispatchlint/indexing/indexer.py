@@ -163,10 +163,11 @@ class _Scope:
         return dict(self.env), dict(self.callables), dict(self.pieces)
 
     def put(self, table: Dict[str, _V], name: str, value: _V) -> None:
-        """``table[name] = value`` for one of the branch-local tables (``env``, ``callables``, ``pieces``)."""
+        """``table[name] = value`` for one of the branch-local tables (``env``, ``callables``, ``pieces``); a
+        flow too large to follow is stored as unknown (see :func:`_bounded`)."""
         if self.journal:
             self.journal[-1].append((table, name, table.get(name, _ABSENT)))
-        table[name] = value
+        table[name] = _bounded(value) if table is self.env else value  # type: ignore[arg-type,assignment]
 
     def drop(self, table: Dict[str, _V], name: str) -> None:
         """``table.pop(name)`` for one of the branch-local tables."""
@@ -1658,6 +1659,31 @@ def _either_nested(runs: Sequence[Tuple[Flow, int]]) -> Flow:
                 break
     assert merged is not None
     return merged
+
+
+#: The most nodes a name's flow may have, counted as a tree. A value rebuilt from itself in branch after branch
+#: (``out = replace(out, ...)`` in every arm of a long function) shares its parts in memory, but doubles as a
+#: tree with each branch: compared, stored and decoded as one, it grew to gigabytes.
+_MAX_FLOW_NODES = 512
+
+
+def _bounded(flow: Flow) -> Flow:
+    """``flow``, or unknown when it has more than :data:`_MAX_FLOW_NODES` nodes: nothing is said of it, so no
+    finding rests on a flow the analysis could not follow."""
+    budget = _MAX_FLOW_NODES
+    stack: List[Flow] = [flow]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return UNKNOWN
+        if isinstance(node, Either):
+            stack.extend(node.options)
+        elif isinstance(node, CallResult):
+            stack.extend(node.args)
+        elif isinstance(node, Parsed):
+            stack.append(node.text)
+    return flow
 
 
 def _either(options: Tuple[Flow, ...]) -> Flow:
