@@ -10,7 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, Union
 
 from dispatchlint.problems import Problem
-from dispatchlint.report._payload import Report, Reported, TextEdit
+from dispatchlint.locations import TextEdit
+from dispatchlint.report._payload import Report, Reported
 
 if TYPE_CHECKING:
     from dispatchlint.indexing.facts import Location, Span

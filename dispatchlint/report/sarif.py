@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 from urllib.parse import quote
 
 from dispatchlint import __version__
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
-from dispatchlint.report._payload import Report, Reported, TextEdit
+from dispatchlint.report._payload import Report, Reported
 
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _BASE = "%SRCROOT%"
