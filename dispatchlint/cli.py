@@ -69,6 +69,7 @@ _CONFLICTS: Tuple[Tuple[str, str], ...] = (
     ("stdin_filename", "fix"),
     ("stdin_filename", "diff"),
     ("quiet", "verbose"),
+    ("no_cache", "cache_dir"),
 )
 
 
@@ -102,6 +103,7 @@ class _Options:
     # settings and speed
     config: Optional[Path]
     no_cache: bool
+    cache_dir: Optional[Path]
     jobs: int
     # information
     show_files: bool
@@ -313,6 +315,13 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
 @_option(_SETTINGS, "--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
 @_option(
     _SETTINGS,
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep the cache in DIR (default: $DISPATCHLINT_CACHE_DIR, else the user's cache folder).",
+)
+@_option(
+    _SETTINGS,
     "--jobs",
     type=click.IntRange(min=0),
     default=0,
@@ -481,6 +490,7 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
         config_file=options.config,
         contents=contents,
         use_cache=not options.no_cache,
+        cache_dir=Path(os.path.abspath(options.cache_dir)) if options.cache_dir is not None else None,
         # What needs the linked project itself: the graph and the fixes.
         reuse_results=not (options.graph or options.diff or options.fix),
         fix_edits=options.output_format in _WITH_EDITS and not options.statistics,

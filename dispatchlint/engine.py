@@ -139,7 +139,7 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
         tuple(chosen),
         tuple(discovery.files + _explicit_files(root, explicit)),
         targets,
-        user_cache_folder() if options.use_cache else None,
+        (options.cache_dir or user_cache_folder()) if options.use_cache else None,
         tuple(sub for sub in discovery.subprojects if _under(sub, targets)),
         tuple(left_out),
     )

@@ -52,6 +52,8 @@ class RunOptions:
     #: Plan what ``--fix`` would change for each finding, as text edits (:attr:`RunResult.edits`): the JSON and
     #: SARIF reports show them. Stored results are reused only when they hold them.
     fix_edits: bool = False
+    #: Where the facts and results are cached (None: ``$DISPATCHLINT_CACHE_DIR``, else the user's cache folder).
+    cache_dir: Optional[Path] = None
     #: Worker processes for indexing (0: one per CPU).
     jobs: int = 0
     #: Told, as files are indexed, how many of how many are done (a progress line on a terminal).

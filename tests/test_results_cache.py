@@ -250,3 +250,20 @@ def test_a_run_answered_from_stored_results_loads_none_of_the_stages(project: Pa
     assert {"libcst", "dispatchlint.linking", "dispatchlint.check", "dispatchlint.rules.rule"} <= set(filled)
     assert _loaded_stages(project, tmp_path, "taskbot/loop.py") == []
     assert _loaded_stages(project, tmp_path, ".") == []
+
+
+def test_cache_dir_keeps_the_facts_and_results_where_it_says(run_cli, project: Path, tmp_path: Path) -> None:
+    """Instead of $DISPATCHLINT_CACHE_DIR (set by the fixture), a folder named relative to the working folder."""
+    first = run_cli(project, "--cache-dir", "../ci-cache", "-v", cache=True)
+    folder = tmp_path / "ci-cache"
+    assert "link" in _stages(first.stderr) and not (tmp_path / "user-cache").exists()
+    assert len(list(folder.glob("results-*/*/*.json"))) == 1 and list(folder.glob("facts-*/*/*.json"))
+    again = run_cli(project, "--cache-dir", str(folder), "-v", cache=True)
+    assert "stored results" in _stages(again.stderr) and again.stdout == first.stdout
+    settings = run_cli(project, "--cache-dir", "../ci-cache", "--show-settings", "--output-format", "json", cache=True)
+    assert json.loads(settings.stdout)["projects"][0]["cache"] == str(folder)
+
+
+def test_cache_dir_cannot_be_combined_with_no_cache(run_cli, project: Path) -> None:
+    refused = run_cli(project, "--cache-dir", "../ci-cache")  # run_cli adds --no-cache
+    assert refused.exit_code == 2 and "--no-cache cannot be combined with --cache-dir" in refused.stderr
