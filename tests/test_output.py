@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, REPO, subprocess_env, valid_sarif
+from dispatchlint.locations import SuppressionScope
+from dispatchlint.report._json_text import indented_json
 
 EXAMPLE = FIXTURES / "example"
 
@@ -301,6 +303,22 @@ def test_sarif_leaves_out_unsafe_fixes(run_cli) -> None:
     log = valid_sarif(run_cli(FIXTURES / "fix_unrename", "--format", "sarif").stdout)
     unsafe = [item for item in _results(log) if item["ruleId"] == "DL301"]
     assert unsafe and all("fixes" not in item for item in unsafe)
+
+
+#: What a report's JSON may hold, awkward where an encoder can go wrong: escapes, a lone surrogate, a line
+#: separator, empty and nested containers, tuples, a huge integer, a string enum.
+_AWKWARD = {
+    'é\u2028"\\\x00\ud800': ["", [], {}, (1, -2), True, False, None, {"nested": [[{}], ()]}],
+    "n": 10**30,
+    "scope": SuppressionScope.LINE,
+}
+
+
+def test_reports_are_indented_byte_for_byte_as_json_dumps_indents_them(run_cli) -> None:
+    assert indented_json(_AWKWARD) == json.dumps(_AWKWARD, indent=2)
+    for args in (("--format", "sarif"), ("--format", "json"), ("--select", "ALL", "--format", "json")):
+        printed = run_cli(EXAMPLE, *args).stdout
+        assert printed == json.dumps(json.loads(printed), indent=2) + "\n"
 
 
 def test_the_report_stage_imports_neither_the_rules_nor_the_fixer() -> None:

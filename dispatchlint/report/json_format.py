@@ -6,11 +6,11 @@ applies, the edits ``--fix`` would make.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Dict, Union
 
 from dispatchlint.problems import Problem
 from dispatchlint.locations import TextEdit
+from dispatchlint.report._json_text import indented_json
 from dispatchlint.report._payload import Report, Reported
 
 if TYPE_CHECKING:
@@ -63,4 +63,4 @@ def render_json(report: Report) -> str:
         "findings": [finding_to_dict(item, report) for item in report.findings],
         "errors": [_problem(problem) for problem in report.problems],
     }
-    return json.dumps(document, indent=2) + "\n"
+    return indented_json(document) + "\n"
