@@ -111,6 +111,8 @@ class Run:
     seconds: float
     stderr: str
     peak_rss: int
+    #: CPU seconds of the process itself (user and system), which a loaded machine changes less than wall time.
+    cpu: float = 0.0
 
 
 def run(command: Sequence[str], cwd: Path) -> Run:
@@ -134,7 +136,7 @@ def run(command: Sequence[str], cwd: Path) -> Run:
         errors = stderr.read().decode("utf-8", errors="replace")
     if child.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed ({child.returncode}): {errors[-2000:]}")
-    return Run(seconds, errors, usage.ru_maxrss * 1024)
+    return Run(seconds, errors, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)
 
 
 def dispatchlint(root: Path, *args: str) -> List[str]:
@@ -158,19 +160,22 @@ def stages(stderr: str) -> str:
 _WARM_FORMATS = {"text": (), "JSON": ("--output-format", "json"), "SARIF": ("--output-format", "sarif")}
 
 
-def warm_formats(root: Path, repeat: int) -> Dict[str, float]:
-    """The median seconds of a warm run in each of :data:`_WARM_FORMATS`, the cache filled by a JSON run (which
-    stores every fix's edits with the results); each run must be served by the stored results."""
+def warm_formats(root: Path, repeat: int) -> Dict[str, Tuple[float, float]]:
+    """The median wall and CPU seconds of a warm run in each of :data:`_WARM_FORMATS`, the cache filled by a JSON
+    run (which stores every fix's edits with the results); each run must be served by the stored results."""
     run(dispatchlint(root, "--output-format", "json"), root)
     for name, options in _WARM_FORMATS.items():
         served = stages(run(dispatchlint(root, "-v", *options), root).stderr)
         if not served.startswith("stored results"):
             raise SystemExit(f"a warm {name} run was not served by the stored results: {served}")
-    seconds: Dict[str, List[float]] = {name: [] for name in _WARM_FORMATS}
+    runs: Dict[str, List[Run]] = {name: [] for name in _WARM_FORMATS}
     for _ in range(repeat):  # without -v, which adds the traces to the text
         for name, options in _WARM_FORMATS.items():
-            seconds[name].append(run(dispatchlint(root, *options), root).seconds)
-    return {name: statistics.median(values) for name, values in seconds.items()}
+            runs[name].append(run(dispatchlint(root, *options), root))
+    return {
+        name: (statistics.median(r.seconds for r in done), statistics.median(r.cpu for r in done))
+        for name, done in runs.items()
+    }
 
 
 def measure(name: str, root: Path, jobs: int, repeat: int) -> Dict[str, str]:
@@ -206,10 +211,14 @@ def measure(name: str, root: Path, jobs: int, repeat: int) -> Dict[str, str]:
     row["warm, one file edited"] = f"{run(dispatchlint(root), root).seconds:.2f} s"
     row["warm, JSON with fix edits"] = f"{run(dispatchlint(root, '--output-format', 'json'), root).seconds:.2f} s"
     formats = warm_formats(root, repeat)
-    row[f"warm text / JSON / SARIF (median of {repeat})"] = " / ".join(f"{formats[f]:.3f}" for f in formats) + " s"
-    row["warm JSON, SARIF vs warm text"] = f"{formats['JSON'] / formats['text']:.2f}x, " + (
-        f"{formats['SARIF'] / formats['text']:.2f}x"
-    )
+    for number, clock in enumerate(("wall", "CPU")):
+        medians = {name: seconds[number] for name, seconds in formats.items()}
+        row[f"warm text / JSON / SARIF, {clock} (median of {repeat})"] = (
+            " / ".join(f"{seconds:.3f}" for seconds in medians.values()) + " s"
+        )
+        row[f"warm JSON, SARIF vs warm text, {clock}"] = (
+            f"{medians['JSON'] / medians['text']:.2f}x, {medians['SARIF'] / medians['text']:.2f}x"
+        )
     warm_indexed, _ = parsed_counts(warm.stderr)
     edited_indexed, _ = parsed_counts(edited.stderr)
     row["files indexed: cold / warm / one edited"] = f"{indexed} / {warm_indexed} / {edited_indexed}"
