@@ -155,7 +155,8 @@ def test_the_cache_is_restored_before_the_check_and_saved_after_it_even_when_it_
     assert names.index("Check") < names.index(_SAVE)
     restore, save = _step(_RESTORE), _step(_SAVE)
     assert restore["uses"].startswith("actions/cache/restore@") and save["uses"].startswith("actions/cache/save@")
-    assert save["if"] == "always() && steps.cache.outputs.cache-hit != 'true'" and restore["id"] == "cache"
+    condition = "always() && steps.cache.outputs.cache-primary-key != '' && steps.cache.outputs.cache-hit != 'true'"
+    assert save["if"] == condition and restore["id"] == "cache"
     assert save["with"]["key"] == "${{ steps.cache.outputs.cache-primary-key }}"
     key = restore["with"]["key"]
     for part in ("${{ steps.dispatchlint.outputs.version }}", "'**/pyproject.toml'", "'**/*.lock'", "github.sha"):
