@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from dispatchlint._process import collecting_only_new_objects
@@ -68,7 +69,7 @@ def check_project(
             fixability = Fixability(project, options.contents, suppressed_tables)
             decided = _decided_all(fixability, kept, plan, everything)
             decided_at = time.perf_counter()
-            edits = _fix_edits(fixability, plan, decided) if options.fix_edits else None
+            edits = fix_edits(fixability, plan.root, decided, plan.root) if options.fix_edits else None
         results = ProjectResults(
             decided,
             tuple(
@@ -96,20 +97,20 @@ def check_project(
     return Checked(project, fixability, results, indexed.problems, stages)
 
 
-def _fix_edits(
-    fixability: Fixability, plan: "RunPlan", findings: Sequence[Finding]
+def fix_edits(
+    fixability: Fixability, root: Path, findings: Sequence[Finding], relative_to: Path
 ) -> Tuple[Tuple[TextEdit, ...], ...]:
-    """What ``--fix`` would change for each finding alone, as text edits (paths relative to the root): what the
-    JSON and SARIF reports show. Only here are files parsed again: the ones the fixes rewrite."""
+    """What ``--fix`` would change for each finding alone, as text edits (paths relative to ``relative_to``): what
+    the JSON and SARIF reports show. Only here are files parsed again: the ones the fixes rewrite."""
     from dispatchlint.fix import FixPreview  # loads libcst: only for a run whose report shows the edits
 
-    preview = FixPreview(fixability, plan.root)
+    preview = FixPreview(fixability, root)
 
     def edits(finding: Finding) -> Tuple[TextEdit, ...]:
         if not finding.fixable:
             return ()
         try:
-            return tuple(text_edits(preview.changes(finding), plan.root))
+            return tuple(text_edits(preview.changes(finding), relative_to))
         except FixError:
             return ()
 

@@ -226,6 +226,16 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     )
 
 
+def with_fix_edits(result: RunResult, cwd: Path) -> RunResult:
+    """``result`` with each finding's fix edits, planned from its linked project: ``--fix`` plans them only for
+    the findings its last pass leaves, not for those of every pass."""
+    from dispatchlint.check import fix_edits
+
+    _, fixability = result.linked()
+    edits = fix_edits(fixability, result.root, result.findings, cwd)
+    return replace(result, edits=dict(zip(result.findings, edits)))
+
+
 def _under(path: Path, targets: Sequence[Path]) -> bool:
     return any(path == target or target in path.parents for target in targets)
 
@@ -271,4 +281,5 @@ __all__ = [
     "plan_project",
     "plan_run",
     "select_rules",
+    "with_fix_edits",
 ]

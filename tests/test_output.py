@@ -281,6 +281,20 @@ def test_json_edits_are_what_fix_writes(tmp_path: Path, run_cli) -> None:
     assert all(f["edits"] for f in findings if f["fixable"])
 
 
+def test_fix_in_json_shows_the_edits_of_the_fixes_it_leaves(tmp_path: Path, run_cli) -> None:
+    """The unsafe fix ``--fix`` holds keeps its edits, planned on the code as fixed (what a later run sees): the
+    example's safe fixes are written, the unrename gate's unsafe one is left."""
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    shutil.copytree(FIXTURES / "fix_unrename" / "postbox", project / "postbox")
+    before = run_cli(project, "--format", "json").findings()
+    fixed = run_cli(project, "--fix", "--format", "json")
+    assert "Rewriting taskbot/builtin.py" in fixed.stderr
+    [left] = [f for f in fixed.findings() if f["fixable"]]
+    assert left["code"] == "DL301" and left["fix_safety"] == "unsafe" and left["edits"]
+    assert len(before) > len(fixed.findings()) and fixed.findings() == run_cli(project, "--format", "json").findings()
+
+
 def test_json_edits_are_empty_without_a_fix(run_cli) -> None:
     findings = run_cli(FIXTURES / "fw_langchain_tools", "--format", "json").findings()
     unfixable = [f for f in findings if not f["fixable"]]
