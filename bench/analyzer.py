@@ -1,6 +1,6 @@
 """Analyzer speed and memory, side by side with the parse floors and Ruff, in one run.
 
-    python bench/analyzer.py [--repo PATH ...] [--generated FILES] [--jobs N] [--lines-tree LINES]
+    python bench/analyzer.py [--repo PATH ...] [--generated FILES] [--jobs N] [--lines-tree LINES] [--repeat N]
 
 Each tree is copied to a temporary folder (a checkout is only read), then measured with the command a user runs
 (``python -m dispatchlint``, in a child process, the same pipeline: index, link, rules, fixability):
@@ -12,6 +12,9 @@ Each tree is copied to a temporary folder (a checkout is only read), then measur
 - warm (the cache filled): the whole project with nothing changed (the stored results answer it), one file named
   with nothing changed, one file named after that file was edited (a commit: its facts indexed again, the
   project linked anew), the whole project after an edit, and the JSON output (which plans every fix's edits);
+- warm text, JSON and SARIF, every one served by the stored results (the fixes' edits among them), each run
+  ``--repeat`` times, interleaved so that the machine's load falls on each alike: their medians, and JSON's and
+  SARIF's as a multiple of text's;
 - files indexed (from ``-v``'s per-file timing; a check parses nothing for its fixes) and the peak resident
   memory of the largest process of the cold run.
 
@@ -27,6 +30,7 @@ import argparse
 import ast
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,6 +111,8 @@ class Run:
     seconds: float
     stderr: str
     peak_rss: int
+    #: CPU seconds of the process itself (user and system), which a loaded machine changes less than wall time.
+    cpu: float = 0.0
 
 
 def run(command: Sequence[str], cwd: Path) -> Run:
@@ -130,7 +136,7 @@ def run(command: Sequence[str], cwd: Path) -> Run:
         errors = stderr.read().decode("utf-8", errors="replace")
     if child.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed ({child.returncode}): {errors[-2000:]}")
-    return Run(seconds, errors, usage.ru_maxrss * 1024)
+    return Run(seconds, errors, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)
 
 
 def dispatchlint(root: Path, *args: str) -> List[str]:
@@ -150,7 +156,29 @@ def stages(stderr: str) -> str:
     return line.partition(" files; ")[2]
 
 
-def measure(name: str, root: Path, jobs: int) -> Dict[str, str]:
+#: The formats whose warm runs are compared, and the options that choose each.
+_WARM_FORMATS = {"text": (), "JSON": ("--output-format", "json"), "SARIF": ("--output-format", "sarif")}
+
+
+def warm_formats(root: Path, repeat: int) -> Dict[str, Tuple[float, float]]:
+    """The median wall and CPU seconds of a warm run in each of :data:`_WARM_FORMATS`, the cache filled by a JSON
+    run (which stores every fix's edits with the results); each run must be served by the stored results."""
+    run(dispatchlint(root, "--output-format", "json"), root)
+    for name, options in _WARM_FORMATS.items():
+        served = stages(run(dispatchlint(root, "-v", *options), root).stderr)
+        if not served.startswith("stored results"):
+            raise SystemExit(f"a warm {name} run was not served by the stored results: {served}")
+    runs: Dict[str, List[Run]] = {name: [] for name in _WARM_FORMATS}
+    for _ in range(repeat):  # without -v, which adds the traces to the text
+        for name, options in _WARM_FORMATS.items():
+            runs[name].append(run(dispatchlint(root, *options), root))
+    return {
+        name: (statistics.median(r.seconds for r in done), statistics.median(r.cpu for r in done))
+        for name, done in runs.items()
+    }
+
+
+def measure(name: str, root: Path, jobs: int, repeat: int) -> Dict[str, str]:
     run([sys.executable, "-m", "compileall", "-q", str(REPO / "dispatchlint")], root)  # the bytecode, once
     files = python_files(root)
     lines = sum(len(path.read_bytes().splitlines()) for path in files)
@@ -182,6 +210,15 @@ def measure(name: str, root: Path, jobs: int) -> Dict[str, str]:
         handle.write("# edited again\n")
     row["warm, one file edited"] = f"{run(dispatchlint(root), root).seconds:.2f} s"
     row["warm, JSON with fix edits"] = f"{run(dispatchlint(root, '--output-format', 'json'), root).seconds:.2f} s"
+    formats = warm_formats(root, repeat)
+    for number, clock in enumerate(("wall", "CPU")):
+        medians = {name: seconds[number] for name, seconds in formats.items()}
+        row[f"warm text / JSON / SARIF, {clock} (median of {repeat})"] = (
+            " / ".join(f"{seconds:.3f}" for seconds in medians.values()) + " s"
+        )
+        row[f"warm JSON, SARIF vs warm text, {clock}"] = (
+            f"{medians['JSON'] / medians['text']:.2f}x, {medians['SARIF'] / medians['text']:.2f}x"
+        )
     warm_indexed, _ = parsed_counts(warm.stderr)
     edited_indexed, _ = parsed_counts(edited.stderr)
     row["files indexed: cold / warm / one edited"] = f"{indexed} / {warm_indexed} / {edited_indexed}"
@@ -194,25 +231,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--generated", type=int, default=1400, help="modules of the generated project (0: none)")
     parser.add_argument("--lines-tree", type=int, default=0, help="lines of a tree of copies of the first --repo")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each format for the warm formats' medians")
     options = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for repo in options.repo:
             target = Path(folder) / repo.name
             copy_tree(repo, target)
-            rows.append(measure(repo.name, target, options.jobs))
+            rows.append(measure(repo.name, target, options.jobs, options.repeat))
         if options.generated:
             target = Path(folder) / "generated"
             target.mkdir()
             generate(target, options.generated)
-            rows.append(measure(f"generated ({options.generated} modules)", target, options.jobs))
+            rows.append(measure(f"generated ({options.generated} modules)", target, options.jobs, options.repeat))
         if options.lines_tree and options.repo:
             source = options.repo[0]
             lines = sum(len(path.read_bytes().splitlines()) for path in python_files(source))
             target = Path(folder) / "large"
             copies = max(1, round(options.lines_tree / max(lines, 1)))
             copy_tree(source, target, copies=copies)
-            rows.append(measure(f"{source.name} x{copies}", target, options.jobs))
+            rows.append(measure(f"{source.name} x{copies}", target, options.jobs, options.repeat))
     if not rows:
         return
     print("| measure | " + " | ".join(row["tree"] for row in rows) + " |")

@@ -33,7 +33,7 @@ from dispatchlint import fix as fixes
 from dispatchlint._process import deep_recursion, on_deep_stack
 from dispatchlint.config import ConfigError
 from dispatchlint.plan import RunOptions, RunResult, UsageError
-from dispatchlint.engine import analyse, plan_run
+from dispatchlint.engine import analyse, plan_run, with_fix_edits
 from dispatchlint.findings import Applicability, Finding
 from dispatchlint.fix import JOURNAL_NAME, FixError, Recovery, fix_lock, recover_interrupted, write_all
 from dispatchlint.problems import Problem
@@ -189,7 +189,8 @@ def _fix_passes(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Pat
 def _converge(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path) -> FixResult:
     def analysed(fixed: Mapping[Path, bytes]) -> Result:
         started = time.perf_counter()
-        projects = analyse(targets, replace(options, contents={**options.contents, **fixed}), cwd)
+        pass_options = replace(options, contents={**options.contents, **fixed}, fix_edits=False)  # the last only
+        projects = analyse(targets, pass_options, cwd)
         return Result(tuple(projects), time.perf_counter() - started)
 
     passes = [analysed({})]
@@ -212,6 +213,9 @@ def _converge(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path)
             notes.setdefault(path, []).extend(note for note in step.notes[path] if note not in notes[path])
         passes.append(analysed(fixed))
     changes = {path: (original[path], data) for path, data in fixed.items() if data != original[path]}
+    if options.fix_edits:
+        last = passes[-1]
+        passes[-1] = replace(last, projects=tuple(with_fix_edits(project, cwd) for project in last.projects))
     return FixResult(
         tuple(passes),
         changes,

@@ -1,6 +1,7 @@
 """A project checked afresh, for a run that stored results cannot answer: index what the facts cache lacks, link
-the project, run the rules, filter the findings (per-file ignores, suppression comments, test code) and decide
-which of them can be fixed (from the facts: nothing is parsed again).
+the project, run the rules, filter the findings (per-file ignores, suppression comments, test code), decide
+which of them can be fixed (from the facts: nothing is parsed again) and, when the run's report shows them, plan
+each fix's edits.
 
 The engine imports this module only then: a run answered from stored results loads none of these stages.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from dispatchlint._process import collecting_only_new_objects
@@ -19,10 +21,11 @@ from dispatchlint.discovery.files import PathMatcher
 from dispatchlint.indexing.project import index_read
 from dispatchlint.linking import Project, link_project
 from dispatchlint.findings import Applicability, Finding, SubjectKind, with_unsafe_fix, without_fix
-from dispatchlint.fix import Fixability
+from dispatchlint.fix import FixError, Fixability, text_edits
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.results_cache import ProjectResults
-from dispatchlint.rules import RULES, all_rules
+from dispatchlint.rules import RULES, all_rules, rule_pages
 from dispatchlint.rules.dl002_unused_suppression import UnusedSuppression
 from dispatchlint.rules.suppression import PerFileIgnores, SuppressionIndex
 
@@ -65,6 +68,8 @@ def check_project(
             checked = time.perf_counter()
             fixability = Fixability(project, options.contents, suppressed_tables)
             decided = _decided_all(fixability, kept, plan, everything)
+            decided_at = time.perf_counter()
+            edits = fix_edits(fixability, plan.root, decided, plan.root) if options.fix_edits else None
         results = ProjectResults(
             decided,
             tuple(
@@ -80,13 +85,36 @@ def check_project(
             ),
             tuple(suppressions.unknown_codes()),
             tuple(unresolved_settings(project)),
+            rule_pages(),
+            edits,
         )
     stages = (
         ("link", linked - started),
         ("rules", checked - linked),
-        ("fixability", time.perf_counter() - checked),
+        ("fixability", decided_at - checked),
+        *((("fix edits", time.perf_counter() - decided_at),) if edits is not None else ()),
     )
     return Checked(project, fixability, results, indexed.problems, stages)
+
+
+def fix_edits(
+    fixability: Fixability, root: Path, findings: Sequence[Finding], relative_to: Path
+) -> Tuple[Tuple[TextEdit, ...], ...]:
+    """What ``--fix`` would change for each finding alone, as text edits (paths relative to ``relative_to``): what
+    the JSON and SARIF reports show. Only here are files parsed again: the ones the fixes rewrite."""
+    from dispatchlint.fix import FixPreview  # loads libcst: only for a run whose report shows the edits
+
+    preview = FixPreview(fixability, root)
+
+    def edits(finding: Finding) -> Tuple[TextEdit, ...]:
+        if not finding.fixable:
+            return ()
+        try:
+            return tuple(text_edits(preview.changes(finding), relative_to))
+        except FixError:
+            return ()
+
+    return tuple(edits(finding) for finding in findings)
 
 
 def _check(project: Project, suppressions: SuppressionIndex, plan: "RunPlan") -> Tuple[List[Finding], Set[str]]:

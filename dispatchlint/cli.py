@@ -20,15 +20,14 @@ from dispatchlint import __version__
 from dispatchlint._process import collecting_only_new_objects, deep_recursion, on_deep_stack
 from dispatchlint.baseline import BaselineError, Keyed, keyed, read_baseline, split_by_baseline, write_baseline
 from dispatchlint.config import ConfigError
-from dispatchlint import api, fix
+from dispatchlint import api
 from dispatchlint.plan import RunOptions, RunResult, UsageError
 from dispatchlint.engine import plan_run
-from dispatchlint.fix import FixError, Recovery, render_diff, stopping_rolls_back, text_edits
+from dispatchlint.fix import FixError, Recovery, render_diff, stopping_rolls_back
 from dispatchlint.report import (
     Report,
     Reported,
     RuleDoc,
-    TextEdit,
     anchored,
     render_explanation,
     render_files,
@@ -42,11 +41,10 @@ from dispatchlint.report import (
     visible,
     visible_lines,
 )
-from dispatchlint.findings import Finding
 from dispatchlint.rules import RULES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-#: The output formats that carry what each fix would change (they plan fixes, so they need the linked project).
+#: The output formats that carry what each fix would change (planned once, then stored with the results).
 _WITH_EDITS = ("json", "sarif")
 _FORMATS = ("text", "json", "sarif", "github")
 #: The formats each mode can print (a mode not listed prints every format).
@@ -72,6 +70,7 @@ _CONFLICTS: Tuple[Tuple[str, str], ...] = (
     ("stdin_filename", "fix"),
     ("stdin_filename", "diff"),
     ("quiet", "verbose"),
+    ("no_cache", "cache_dir"),
 )
 
 
@@ -105,6 +104,7 @@ class _Options:
     # settings and speed
     config: Optional[Path]
     no_cache: bool
+    cache_dir: Optional[Path]
     jobs: int
     # information
     show_files: bool
@@ -318,6 +318,13 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
 @_option(_SETTINGS, "--no-cache", is_flag=True, help="Index every file afresh instead of reusing cached facts.")
 @_option(
     _SETTINGS,
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep the cache in DIR (default: $DISPATCHLINT_CACHE_DIR, else the user's cache folder).",
+)
+@_option(
+    _SETTINGS,
     "--jobs",
     type=click.IntRange(min=0),
     default=0,
@@ -442,31 +449,31 @@ def _record_baseline(baseline: Path, found: Sequence[Keyed]) -> str:
     )
 
 
-def _rule_docs() -> Dict[str, RuleDoc]:
-    """Each rule's documentation, read from the rule classes: only the modes that print it load the rules' checks
-    (and the link stage they read), not a run that prints findings as text."""
-    from dispatchlint.report.reference import rule_docs as documented
+def _rule_docs(results: Sequence[RunResult] = ()) -> Dict[str, RuleDoc]:
+    """Each rule's documentation: as the run's results hold it (stored with them, so that a run answered from them
+    loads no rule), else read from the rule classes (``--list-rules``, ``--explain``)."""
+    from dispatchlint.report.reference import rule_docs
+    from dispatchlint.rules import rule_pages
 
-    return documented()
+    return rule_docs(results[0].rules if results else rule_pages())
 
 
-def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path, edits: bool) -> Report:
-    """What the machine formats print: the findings with their fingerprints (and, with ``edits``, what each fix
-    would change) in the order of their absolute paths (the order of paths relative to ``cwd`` depends on it),
-    the problems of every project, and the folder artifact paths are relative to (the project root, or the
+def _report(results: Sequence[RunResult], found: Sequence[Keyed], cwd: Path) -> Report:
+    """What the machine formats print: the findings with their fingerprints and what each fix would change (when
+    the run planned it), in the order of their absolute paths (the order of paths relative to ``cwd`` depends on
+    it), the problems of every project, and the folder artifact paths are relative to (the project root, or the
     folder holding every project)."""
     from dispatchlint.report.reference import REFERENCE_URL
 
     roots = [str(result.root) for result in results] or [str(cwd)]
-    previews = {result.root: fix.FixPreview(result.linked()[1], result.root) for result in results} if edits else {}
+    edits = {result.root: result.edits for result in results}
     ordered = sorted(found, key=lambda item: (anchored(cwd, item.finding.path), *item.finding.sort_key()[1:]))
     return Report(
         findings=tuple(
-            Reported(item.finding, item.fingerprint, _edits(previews[item.root], item.finding, cwd) if edits else ())
-            for item in ordered
+            Reported(item.finding, item.fingerprint, edits[item.root].get(item.finding, ())) for item in ordered
         ),
         problems=tuple(problem for result in results for problem in result.problems),
-        rules=_rule_docs(),
+        rules=_rule_docs(results),
         source_root=Path(os.path.commonpath(roots)),
         cwd=cwd,
         reference_url=REFERENCE_URL,
@@ -489,8 +496,10 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
         config_file=options.config,
         contents=contents,
         use_cache=not options.no_cache,
-        # What needs the linked project itself: the graph, the fixes and the machine formats' fix edits.
-        reuse_results=not (options.graph or options.diff or options.fix or options.output_format in _WITH_EDITS),
+        cache_dir=Path(os.path.abspath(options.cache_dir)) if options.cache_dir is not None else None,
+        # What needs the linked project itself: the graph and the fixes.
+        reuse_results=not (options.graph or options.diff or options.fix),
+        fix_edits=options.output_format in _WITH_EDITS and not options.statistics,
         jobs=options.jobs,
         force_exclude=options.force_exclude,
         progress=Progress(sys.stderr) if Progress.wanted(options, sys.stderr) else None,
@@ -519,10 +528,10 @@ def _render(
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
-        return render_statistics(findings, _rule_docs(), options.machine)
+        return render_statistics(findings, _rule_docs(results), options.machine)
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
-        return machine(_report(results, found, cwd, edits=options.output_format in _WITH_EDITS))
+        return machine(_report(results, found, cwd))
     sources = {
         _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
     }
@@ -562,17 +571,6 @@ def _print_timings(results: Sequence[RunResult], total: float) -> None:
         stages = ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in result.stage_times)
         click.echo(f"timing: {len(result.file_times)} files ({cached} from the cache); {stages}", err=True)
     click.echo(f"timing: total {total * 1000:.1f} ms", err=True)
-
-
-def _edits(preview: "fix.FixPreview", finding: Finding, cwd: Path) -> Tuple[TextEdit, ...]:
-    """What ``--fix`` would change for this finding alone (nothing when no fix applies)."""
-    if not finding.fixable:
-        return ()
-    try:
-        hunks = text_edits(preview.changes(finding), cwd)
-        return tuple(TextEdit(path, span, replacement) for path, span, replacement in hunks)
-    except FixError:
-        return ()
 
 
 def _waiting(root: Path) -> None:

@@ -2,9 +2,10 @@
 (``dispatchlint/check.py``: index each file once, link, run rules, filter findings, decide which can be fixed)
 -> narrow the findings to the paths asked about.
 
-A run that needs only findings may be answered from the results of an identical earlier run, stored before they
-were narrowed (``dispatchlint/results_cache.py``): such a run loads none of the check's stages (no libcst, no
-linker, no rule's check, no fix decision), only what plans the run, reads the files and prints the findings."""
+A run that needs only what the reports print (the findings, each fix's edits, the rules' documentation) may be
+answered from the results of an identical earlier run, stored before they were narrowed
+(``dispatchlint/results_cache.py``): such a run loads none of the check's stages (no libcst, no linker, no rule's
+check, no fix decision), only what plans the run, reads the files and prints the findings."""
 
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ def plan_project(root: Path, targets: Tuple[Path, ...], options: RunOptions) -> 
         tuple(chosen),
         tuple(discovery.files + _explicit_files(root, explicit)),
         targets,
-        user_cache_folder() if options.use_cache else None,
+        (options.cache_dir or user_cache_folder()) if options.use_cache else None,
         tuple(sub for sub in discovery.subprojects if _under(sub, targets)),
         tuple(left_out),
     )
@@ -160,9 +161,10 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     errors = list(read.problems)
     started = time.perf_counter()
     key = None
+    results = None
     if cache is not None and options.reuse_results:
         key = results_key(plan.root, plan.config, plan.rules, read.files, read.problems)
-    results = load_results(cache, plan.root, key) if cache is not None and key is not None else None
+        results = load_results(cache, plan.root, key, with_edits=options.fix_edits)
     project: Optional[Project] = None
     fixability: Optional[Fixability] = None
     if results is not None:
@@ -188,8 +190,13 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
             shown_paths[path] = _shown(path, plan.root, cwd)
         return shown_paths[path]
 
-    reported = (f for f in results.findings if plan.reports(f))
-    shown = tuple(sorted((_relative_to_cwd(f, shown_path) for f in reported), key=Finding.sort_key))
+    edits = results.edits if results.edits is not None else ((),) * len(results.findings)
+    reported = [
+        (_relative_to_cwd(finding, shown_path), tuple(replace(edit, path=shown_path(edit.path)) for edit in fixed))
+        for finding, fixed in zip(results.findings, edits)
+        if plan.reports(finding)
+    ]
+    shown = tuple(sorted((finding for finding, _ in reported), key=Finding.sort_key))
     warnings = [
         f"{_shown(item.path, plan.root, cwd)}:{item.suppression.span.line}:{item.suppression.span.column}: "
         f"unknown rule code {item.code!r} in a suppression comment (see --list-rules)"
@@ -214,7 +221,19 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
         stages,
         len(plan.files),
         reported_files,
+        dict(reported) if results.edits is not None else {},
+        results.rules,
     )
+
+
+def with_fix_edits(result: RunResult, cwd: Path) -> RunResult:
+    """``result`` with each finding's fix edits, planned from its linked project: ``--fix`` plans them only for
+    the findings its last pass leaves, not for those of every pass."""
+    from dispatchlint.check import fix_edits
+
+    _, fixability = result.linked()
+    edits = fix_edits(fixability, result.root, result.findings, cwd)
+    return replace(result, edits=dict(zip(result.findings, edits)))
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:
@@ -262,4 +281,5 @@ __all__ = [
     "plan_project",
     "plan_run",
     "select_rules",
+    "with_fix_edits",
 ]

@@ -1,5 +1,5 @@
-"""Places in source files: spans, the locations a finding points to, and the two facts a run reports as they were
-indexed (suppression comments, parse errors).
+"""Places in source files: spans, the locations a finding points to, the edits a fix makes, and the two facts a
+run reports as they were indexed (suppression comments, parse errors).
 
 The facts (``dispatchlint/indexing/facts.py``) hold these records too; they live apart so that what reports a
 run (findings, problems, the stored results) loads only them, not every fact's class.
@@ -30,6 +30,15 @@ class Location:
     path: str
     span: Span
     message: str
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` of ``path`` with ``replacement``: what a fix changes, as a client can apply it itself."""
+
+    path: str
+    span: Span
+    replacement: str
 
 
 class SuppressionScope(str, Enum):

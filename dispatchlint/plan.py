@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Tuple
 from dispatchlint.config import Config
 from dispatchlint.discovery.files import LeftOut, SourceFile
 from dispatchlint.findings import Finding
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
+from dispatchlint.rules import RulePage
 
 if TYPE_CHECKING:
     from dispatchlint.fix import Fixability
@@ -47,6 +49,11 @@ class RunOptions:
     #: The caller needs only the findings and problems, not the linked project: the results of an identical
     #: earlier run (same code, settings, rules and files) may answer it (``dispatchlint/results_cache.py``).
     reuse_results: bool = False
+    #: Plan what ``--fix`` would change for each finding, as text edits (:attr:`RunResult.edits`): the JSON and
+    #: SARIF reports show them. Stored results are reused only when they hold them.
+    fix_edits: bool = False
+    #: Where the facts and results are cached (None: ``$DISPATCHLINT_CACHE_DIR``, else the user's cache folder).
+    cache_dir: Optional[Path] = None
     #: Worker processes for indexing (0: one per CPU).
     jobs: int = 0
     #: Told, as files are indexed, how many of how many are done (a progress line on a terminal).
@@ -124,6 +131,11 @@ class RunResult:
     #: How many files were analysed, and how many of them lie under the given paths.
     files: int = 0
     reported_files: int = 0
+    #: What ``--fix`` would change for each finding alone (paths relative to the working directory; none where no
+    #: fix applies): only when the run asked for it (``RunOptions.fix_edits``).
+    edits: Mapping[Finding, Tuple[TextEdit, ...]] = field(default_factory=dict)
+    #: Every rule's documentation, from the code that found these results: what the reports say of the rules.
+    rules: Tuple[RulePage, ...] = ()
 
     def linked(self) -> Tuple[Project, Fixability]:
         """The linked project and the fix decisions: every run that asked for no ``reuse_results`` has them."""

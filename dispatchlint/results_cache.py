@@ -2,16 +2,22 @@
 
 Linking, the rules and the fix decisions read the whole project, so a run on one file costs about as much as a run
 on all of them, even when every file's facts come from the cache. What they find depends only on what this key
-covers: the analyzer's code (every module of the package), the settings, the rules chosen, the project's root and
-every file's facts key (its bytes, path and module name) and read problem. An identical run therefore finds the
-same thing, whatever paths it reports on: the results are stored before they are narrowed to the paths asked
-about, and are narrowed again on every run.
+covers: the analyzer's code (every module of the package), the settings, the rules chosen, the project's root,
+every file's facts key (its bytes, path and module name) and read problem, and the files where the project
+declares its dependencies (a fix that generates code importing the runtime declares it there). An identical run
+therefore finds the same thing, whatever paths it reports on: the results are stored before they are narrowed to
+the paths asked about, and are narrowed again on every run.
+
+The results hold all that any output format prints: the findings and problems, each rule's documentation (so a
+run answered from them loads no rule) and, once a run has asked for them (JSON and SARIF show them), the edits
+``--fix`` would make for each finding, as text. A run that asks for edits is not answered by results stored
+without them; it links the project and stores its results with the edits, which every later run can use.
 
 Entries live beside the facts, in the user's private cache folder, as JSON validated field by field like the facts
 (a malformed or foreign entry is a miss). Each project root has one entry, which the next run that links the
 project replaces: the results of a state the project has left are never wanted again, and keeping them would
 grow the cache by a project's findings on every edit. A run whose caller needs the linked project itself
-(``--fix``, ``--diff``, ``--graph``, the machine formats' fix edits) never reads them.
+(``--fix``, ``--diff``, ``--graph``) never reads them.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from dispatchlint.indexing import facts_json
 from dispatchlint.indexing.facts_cache import FactsCache, ReadFile, source_fingerprint
 from dispatchlint.config import Config
 from dispatchlint.findings import Finding
+from dispatchlint.fix import DECLARATION_FILES
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
+from dispatchlint.rules import RulePage
 from dispatchlint.rules.suppression import IdleSuppression
 
 _RESULTS = "results"
@@ -45,6 +54,11 @@ class ProjectResults:
     unknown_codes: Tuple[IdleSuppression, ...]
     #: Configured names that name nothing in the project.
     unresolved_settings: Tuple[str, ...]
+    #: Every rule's documentation, as the code that found these results has it.
+    rules: Tuple[RulePage, ...]
+    #: What ``--fix`` would change for each finding alone, in the order of ``findings`` (paths relative to the
+    #: root; none where no fix applies). None: not planned, the run that stored these results showed no edits.
+    edits: Optional[Tuple[Tuple[TextEdit, ...], ...]] = None
 
 
 @lru_cache(maxsize=None)
@@ -65,6 +79,12 @@ def results_key(
         digest.update(f"{read.source.relative}\0{read.key}\0".encode("utf-8", errors="surrogatepass"))
     for problem in problems:
         digest.update(repr(problem).encode("utf-8", errors="surrogatepass") + b"\0")
+    for name in DECLARATION_FILES:
+        try:
+            declared = (root / name).read_bytes()
+        except OSError:  # none (or unreadable): the fix says where to declare the runtime
+            declared = b""
+        digest.update(hashlib.sha256(declared).hexdigest().encode("ascii") + b"\0")
     return digest.hexdigest()
 
 
@@ -76,9 +96,10 @@ class StoredResults:
     results: ProjectResults
 
 
-def load_results(cache: FactsCache, root: Path, key: str) -> Optional[ProjectResults]:
-    """The results of ``root`` found under ``key``, or None (none, results of another state of the project, or
-    an entry that is not exactly valid results)."""
+def load_results(cache: FactsCache, root: Path, key: str, with_edits: bool) -> Optional[ProjectResults]:
+    """The results of ``root`` found under ``key`` (``with_edits``: with each finding's fix edits), or None (none,
+    results of another state of the project or stored without the edits asked for, or an entry that is not
+    exactly valid results)."""
     text = cache.read(_RESULTS, _slot(root))
     if text is None:
         return None
@@ -86,7 +107,12 @@ def load_results(cache: FactsCache, root: Path, key: str) -> Optional[ProjectRes
         stored = facts_json.loads_record(text, StoredResults)
     except facts_json.InvalidFacts:
         return None
-    return stored.results if stored.key == key else None
+    results = stored.results
+    if stored.key != key or (with_edits and results.edits is None):
+        return None
+    if results.edits is not None and len(results.edits) != len(results.findings):  # not these findings' edits
+        return None
+    return results
 
 
 def store_results(cache: FactsCache, root: Path, key: str, results: ProjectResults) -> None:

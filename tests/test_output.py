@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, REPO, subprocess_env, valid_sarif
+from dispatchlint.locations import SuppressionScope
+from dispatchlint.report._json_text import indented_json
 
 EXAMPLE = FIXTURES / "example"
 
@@ -354,6 +356,20 @@ def test_json_edits_are_what_fix_writes(tmp_path: Path, run_cli) -> None:
     assert all(f["edits"] for f in findings if f["fixable"])
 
 
+def test_fix_in_json_shows_the_edits_of_the_fixes_it_leaves(tmp_path: Path, run_cli) -> None:
+    """The unsafe fix ``--fix`` holds keeps its edits, planned on the code as fixed (what a later run sees): the
+    example's safe fixes are written, the unrename gate's unsafe one is left."""
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    shutil.copytree(FIXTURES / "fix_unrename" / "postbox", project / "postbox")
+    before = run_cli(project, "--format", "json").findings()
+    fixed = run_cli(project, "--fix", "--format", "json")
+    assert "Rewriting taskbot/builtin.py" in fixed.stderr
+    [left] = [f for f in fixed.findings() if f["fixable"]]
+    assert left["code"] == "DL301" and left["fix_safety"] == "unsafe" and left["edits"]
+    assert len(before) > len(fixed.findings()) and fixed.findings() == run_cli(project, "--format", "json").findings()
+
+
 def test_json_edits_are_empty_without_a_fix(run_cli) -> None:
     findings = run_cli(FIXTURES / "fw_langchain_tools", "--format", "json").findings()
     unfixable = [f for f in findings if not f["fixable"]]
@@ -376,6 +392,22 @@ def test_sarif_leaves_out_unsafe_fixes(run_cli) -> None:
     log = valid_sarif(run_cli(FIXTURES / "fix_unrename", "--format", "sarif").stdout)
     unsafe = [item for item in _results(log) if item["ruleId"] == "DL301"]
     assert unsafe and all("fixes" not in item for item in unsafe)
+
+
+#: What a report's JSON may hold, awkward where an encoder can go wrong: escapes, a lone surrogate, a line
+#: separator, empty and nested containers, tuples, a huge integer, a string enum.
+_AWKWARD = {
+    'é\u2028"\\\x00\ud800': ["", [], {}, (1, -2), True, False, None, {"nested": [[{}], ()]}],
+    "n": 10**30,
+    "scope": SuppressionScope.LINE,
+}
+
+
+def test_reports_are_indented_byte_for_byte_as_json_dumps_indents_them(run_cli) -> None:
+    assert indented_json(_AWKWARD) == json.dumps(_AWKWARD, indent=2)
+    for args in (("--format", "sarif"), ("--format", "json"), ("--select", "ALL", "--format", "json")):
+        printed = run_cli(EXAMPLE, *args).stdout
+        assert printed == json.dumps(json.loads(printed), indent=2) + "\n"
 
 
 def test_the_report_stage_imports_neither_the_rules_nor_the_fixer() -> None:

@@ -18,6 +18,7 @@ The pipeline, one small module each:
 import importlib
 from typing import TYPE_CHECKING
 
+from dispatchlint.fix._dependency import DECLARATION_FILES
 from dispatchlint.fix._diff import render_diff
 from dispatchlint.fix._errors import FixError
 from dispatchlint.fix._journal import JOURNAL_NAME, Recovery
@@ -49,6 +50,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "DECLARATION_FILES",
     "Decision",
     "FixError",
     "JOURNAL_NAME",

@@ -29,6 +29,9 @@ RUNTIME_DISTRIBUTION = "dispatchlint-runtime"
 _PROVIDERS = {"dispatchlint-runtime", "dispatchlint"}
 _REQUIREMENT = f"{RUNTIME_DISTRIBUTION}>={__version__}"
 _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+#: Where a project declares its dependencies, in the order the fix looks (under the project root): what the fix
+#: edits when code it generates imports the runtime, so the stored fix edits depend on them.
+DECLARATION_FILES = ("pyproject.toml", "requirements.txt")
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,8 @@ _Outcome = Union[None, _Added, str]
 def runtime_dependency(root: Path, contents: Mapping[Path, bytes]) -> Optional[DependencyEdit]:
     """Declare ``dispatchlint-runtime`` for the project under ``root`` (None: it is declared already).
     ``contents`` stands in for files an earlier pass of the fix changed."""
-    editors: Tuple[Tuple[str, Callable[[str], _Outcome]], ...] = (
-        ("pyproject.toml", _edit_pyproject),
-        ("requirements.txt", _edit_requirements),
-    )
-    for name, edit in editors:
+    editors: Tuple[Callable[[str], _Outcome], ...] = (_edit_pyproject, _edit_requirements)
+    for name, edit in zip(DECLARATION_FILES, editors):
         path = root / name
         data = contents.get(path)
         if data is None and path.is_file():

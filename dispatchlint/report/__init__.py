@@ -1,6 +1,7 @@
 """Output formats. Each writer takes the findings and returns the text to print."""
 
-from dispatchlint.report._payload import Level, Report, Reported, RuleDoc, TextEdit, anchored
+from dispatchlint.locations import TextEdit
+from dispatchlint.report._payload import Level, Report, Reported, RuleDoc, anchored
 from dispatchlint.report._visible import visible, visible_lines
 from dispatchlint.report.github import render_github
 from dispatchlint.report.json_format import render_json

@@ -12,10 +12,10 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Tuple
 
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
 
 if TYPE_CHECKING:
-    from dispatchlint.indexing.facts import Span
     from dispatchlint.findings import Finding
 
 
@@ -44,20 +44,12 @@ class RuleDoc:
 
 
 @dataclass(frozen=True)
-class TextEdit:
-    """Replace ``span`` of ``path`` (relative to the working directory) with ``replacement``."""
-
-    path: str
-    span: "Span"
-    replacement: str
-
-
-@dataclass(frozen=True)
 class Reported:
     finding: "Finding"
     #: Stable across runs, working folders and edits elsewhere in the file (the baseline's key, hashed).
     fingerprint: str
-    #: What ``--fix`` would change for this finding, when the format asks for it and a fix applies.
+    #: What ``--fix`` would change for this finding (paths relative to the working directory), when the format
+    #: asks for it and a fix applies.
     edits: Tuple[TextEdit, ...] = ()
 
 

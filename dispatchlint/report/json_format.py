@@ -7,11 +7,12 @@ would make.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Dict, Union
 
 from dispatchlint.problems import Problem
-from dispatchlint.report._payload import Report, Reported, TextEdit
+from dispatchlint.locations import TextEdit
+from dispatchlint.report._json_text import indented_json
+from dispatchlint.report._payload import Report, Reported
 
 if TYPE_CHECKING:
     from dispatchlint.indexing.facts import Location, Span
@@ -63,4 +64,4 @@ def render_json(report: Report) -> str:
         "findings": [finding_to_dict(item, report) for item in report.findings],
         "errors": [_problem(problem, report) for problem in report.problems],
     }
-    return json.dumps(document, indent=2) + "\n"
+    return indented_json(document) + "\n"

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Dict
+from typing import Dict, Sequence
 
 from dispatchlint import __version__
 from dispatchlint.report._payload import Level, RuleDoc
-from dispatchlint.rules import all_rules
-from dispatchlint.rules.rule import Rule
+from dispatchlint.rules import RULES, RulePage, rule_pages
 
 
 def render_reference() -> str:
     """Every rule's documentation, in code order, as one Markdown page."""
-    rules = list(all_rules().values())
+    rules = rule_pages()
     lines = [
         "# Rules",
         "",
@@ -23,10 +22,10 @@ def render_reference() -> str:
         "|---|---|---|",
     ]
     for rule in rules:
-        default = "on" if rule.default else f"opt-in (`--select {rule.code}`)"
+        default = "on" if RULES[rule.code].default else f"opt-in (`--select {rule.code}`)"
         lines.append(f"| [{rule.code}](#{_anchor(rule)}) | {rule.name} | {default} |")
     for rule in rules:
-        sections = re.sub(r"^## ", "### ", rule.documentation(), flags=re.MULTILINE)
+        sections = re.sub(r"^## ", "### ", rule.documentation, flags=re.MULTILINE)
         lines += ["", f"## {rule.code} {rule.name}", "", sections]
     return "\n".join(lines) + "\n"
 
@@ -37,29 +36,31 @@ REFERENCE_URL = f"https://github.com/dispatchlint/dispatchlint/blob/v{__version_
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
 
 
-def _what_it_does(rule: "type[Rule]") -> str:
-    section = rule.documentation().split("## Why is this bad?")[0].replace("## What it does", "")
+def _what_it_does(rule: RulePage) -> str:
+    section = rule.documentation.split("## Why is this bad?")[0].replace("## What it does", "")
     return " ".join(section.split())
 
 
-def rule_docs() -> Dict[str, RuleDoc]:
-    """What the machine formats say about each rule: level, a one-sentence summary, the documentation, its URL."""
+def rule_docs(pages: Sequence[RulePage]) -> Dict[str, RuleDoc]:
+    """What the machine formats say about each rule of ``pages`` (:func:`dispatchlint.rules.rule_pages`, or the
+    pages stored with a run's results): level, a one-sentence summary, the documentation, its URL."""
     docs = {}
-    for code, rule in all_rules().items():
+    for rule in pages:
         description = _what_it_does(rule)
         sentences = [s for s in _SENTENCE_END.split(description) if not s.startswith("Opt-in")]
-        docs[code] = RuleDoc(
-            code=code,
+        default = RULES[rule.code].default
+        docs[rule.code] = RuleDoc(
+            code=rule.code,
             name=rule.name,
-            default=rule.default,
-            level=Level.ERROR if rule.default else Level.WARNING,
+            default=default,
+            level=Level.ERROR if default else Level.WARNING,
             summary=sentences[0] if sentences else f"Reports {rule.name}.",
             description=description,
-            documentation=rule.documentation(),
+            documentation=rule.documentation,
             url=f"{REFERENCE_URL}#{_anchor(rule)}",
         )
     return docs
 
 
-def _anchor(rule: "type[Rule]") -> str:
+def _anchor(rule: RulePage) -> str:
     return f"{rule.code.lower()}-{rule.name}"

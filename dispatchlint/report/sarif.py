@@ -6,15 +6,16 @@ the log does not depend on the folder the command ran from; fingerprints do not 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 from urllib.parse import quote
 
 from dispatchlint import __version__
+from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
-from dispatchlint.report._payload import Report, Reported, TextEdit
+from dispatchlint.report._json_text import indented_json
+from dispatchlint.report._payload import Report, Reported
 
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _BASE = "%SRCROOT%"
@@ -36,10 +37,14 @@ class _Locator:
 
     def __init__(self, report: Report) -> None:
         self.report = report
+        self._uris: Dict[str, str] = {}  # a report names few files, in thousands of locations
 
     def artifact(self, path: str) -> Dict[str, str]:
-        relative = Path(os.path.relpath(self.report.anchored(path), self.report.source_root)).as_posix()
-        return {"uri": quote(relative, safe="/"), "uriBaseId": _BASE}
+        uri = self._uris.get(path)
+        if uri is None:
+            relative = Path(os.path.relpath(self.report.anchored(path), self.report.source_root)).as_posix()
+            uri = self._uris[path] = quote(relative, safe="/")
+        return {"uri": uri, "uriBaseId": _BASE}
 
     def location(self, item: "Union[Location, Reported]", message: str = "") -> Dict[str, Any]:
         finding = item.finding if isinstance(item, Reported) else item
@@ -135,4 +140,4 @@ def render_sarif(report: Report) -> str:
         "results": [_result(item, index[item.finding.code], report, locator) for item in report.findings],
     }
     log = {"$schema": _SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=2) + "\n"
+    return indented_json(log) + "\n"

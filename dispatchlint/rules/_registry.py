@@ -1,8 +1,10 @@
 """Which rules exist and which run by default, by code: the one table that choosing a run's rules reads, apart
-from the rule classes so that choosing loads none of them."""
+from the rule classes so that choosing loads none of them; and a rule's documentation as plain data, which the
+results cache keeps so that a run answered from it reports the rules without loading them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, NamedTuple
 
 
@@ -24,3 +26,13 @@ RULES: Dict[str, RuleEntry] = {
     "DL301": RuleEntry("dl301_coerce_before_unrename", default=True),
     "DL401": RuleEntry("dl401_schemaless_executor", default=False),
 }
+
+
+@dataclass(frozen=True)
+class RulePage:
+    """A rule's documentation, read from its class (see :func:`dispatchlint.rules.rule_pages`)."""
+
+    code: str
+    name: str
+    #: The class's docstring, cleaned: Markdown, written like Ruff's rule pages.
+    documentation: str

@@ -100,7 +100,7 @@ def text_edits(path: Path, before: bytes, after: bytes, codec: PositionCodec) ->
     positions = Positions(old, codec)
     changed = {path: (old.encode("utf-8"), new.encode("utf-8"))}
     return [
-        types.TextEdit(positions.range(span), replacement) for _, span, replacement in line_edits(changed, path.parent)
+        types.TextEdit(positions.range(edit.span), edit.replacement) for edit in line_edits(changed, path.parent)
     ]
 
 

@@ -77,8 +77,9 @@ class DispatchlintServer(LanguageServer):
     def rules(self) -> Dict[str, RuleDoc]:
         if self._rules is None:
             from dispatchlint.report.reference import rule_docs
+            from dispatchlint.rules import rule_pages
 
-            self._rules = rule_docs()
+            self._rules = rule_docs(rule_pages())
         return self._rules
 
     # The documents.
