@@ -585,3 +585,39 @@ def test_where_no_path_validates_the_method_the_tool_object_built_from_an_id_is_
     adapter = project / "kiln" / "adapter.py"
     adapter.write_text(adapter.read_text().replace("validate_schema(parsed_args, tool.schema)", "pass"))
     assert run_cli(project, "--format", "json").locations() == set()
+
+
+#: A FastMCP server's tools (FastMCP validates each call's arguments against the function's signature), and an
+#: agent beside it that finds the tool in the server's own list and calls its bare function.
+FASTMCP_SERVER = """
+from mcp.server.fastmcp import FastMCP
+
+mcp = FastMCP("prices")
+
+
+@mcp.tool()
+def get_price(sku: str, include_tax: bool = False) -> float:
+    return 1.2 if include_tax else 1.0
+"""
+
+FASTMCP_AGENT = """
+from prices.server import mcp
+
+
+async def act(tool_call):
+    tool = next((t for t in mcp._tool_manager.list_tools() if t.name == tool_call.name), None)
+    if tool is None:
+        return None
+    return tool.{entry}(**tool_call.arguments)
+"""
+
+
+def test_a_tool_found_in_the_list_a_call_returns_and_run_by_its_bare_function_bypasses_its_validation(
+    tmp_path: Path, run_cli
+) -> None:
+    files = {"prices/__init__.py": "", "prices/server.py": FASTMCP_SERVER}
+    files["prices/agent.py"] = FASTMCP_AGENT.format(entry="fn")
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "prices/agent.py:9")}
+    (finding,) = result.findings()
+    assert finding["message"].startswith("`.fn` reaches past the tool object looked up by `tool_call.name`")

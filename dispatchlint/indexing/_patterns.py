@@ -221,15 +221,27 @@ def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExp
     return None
 
 
+def iterated(iterable: cst.BaseExpression) -> Optional[str]:
+    """What a loop scans, as written: ``self.tools``, or a call's result (``await self._tools_for_execution()``
+    as ``self._tools_for_execution()``)."""
+    if isinstance(iterable, cst.Await):
+        iterable = iterable.expression
+    if isinstance(iterable, cst.Call) and not iterable.args:
+        callee = syn.dotted_name(iterable.func)
+        return f"{callee}()" if callee is not None else None
+    return syn.dotted_name(iterable)
+
+
 def linear_scan(expression: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """``(iterable, key)`` for ``next(t for t in tools if t.name == key)`` (with or without a default)."""
+    """``(iterable, key)`` for ``next(t for t in tools if t.name == key)`` (with or without a default), the tools
+    also a call's result (``mcp._tool_manager.list_tools()``)."""
     if not (isinstance(expression, cst.Call) and syn.dotted_name(expression.func) == "next" and expression.args):
         return None
     generator = expression.args[0].value
     if not isinstance(generator, cst.GeneratorExp) or not isinstance(generator.elt, cst.Name):
         return None
     clause = generator.for_in
-    iterable = syn.dotted_name(clause.iter)
+    iterable = iterated(clause.iter)
     if clause.inner_for_in is not None or iterable is None or len(clause.ifs) != 1:
         return None
     if not isinstance(clause.target, cst.Name) or clause.target.value != generator.elt.value:

@@ -86,17 +86,6 @@ _COPIES = {"dict", "copy.copy", "copy.deepcopy", "deepcopy", "copy"}
 _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json", "parse_obj", "iter_errors"}
 
 
-def _iterated(iterable: cst.BaseExpression) -> Optional[str]:
-    """What a loop scans, as written: ``self.tools``, or a call's result (``await self._tools_for_execution()``
-    as ``self._tools_for_execution()``)."""
-    if isinstance(iterable, cst.Await):
-        iterable = iterable.expression
-    if isinstance(iterable, cst.Call) and not iterable.args:
-        callee = syn.dotted_name(iterable.func)
-        return f"{callee}()" if callee is not None else None
-    return syn.dotted_name(iterable)
-
-
 def _validator(callee: str) -> bool:
     """A call that validates what it is given: ``jsonschema.validate``, ``Model.model_validate``, a
     ``Draft7Validator``, or a helper named for it (``validate_schema(args, schema)``, ``self._validate_args``)."""
@@ -466,7 +455,7 @@ class _ModuleIndexer:
             self._expression(statement.iter, scope)
             self._bind_unknown(statement.target, scope)
             self._bind_text(statement.target, self._flow(statement.iter, scope), scope)
-            iterable = _iterated(statement.iter)
+            iterable = pat.iterated(statement.iter)
             if isinstance(statement.target, cst.Name) and iterable is not None:
                 scope.scans[statement.target.value] = iterable
         else:
