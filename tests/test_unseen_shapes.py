@@ -621,3 +621,62 @@ def test_a_tool_found_in_the_list_a_call_returns_and_run_by_its_bare_function_by
     assert result.locations() == {("DL101", "prices/agent.py:9")}
     (finding,) = result.findings()
     assert finding["message"].startswith("`.fn` reaches past the tool object looked up by `tool_call.name`")
+
+
+#: An agent whose one gate converts each argument by the type its tool declares for it (JSON Schema's names),
+#: before the tool's ``run_with_timing``; a ReAct agent's concurrent path awaits the tool's async twin instead.
+TYPED_AGENT = """
+import asyncio
+import json
+
+
+class Agent:
+    def __init__(self, registry):
+        self.tool_registry = registry
+
+    def _convert_parameter_types(self, tool_name, param_dict):
+        tool = self.tool_registry.get_tool(tool_name)
+        types = {{param.name: param.type for param in tool.get_parameters()}}
+        converted = {{}}
+        for key, value in param_dict.items():
+            kind = types.get(key, "")
+            if kind in {{"integer", "int"}}:
+                converted[key] = int(value)
+            elif kind in {{"number", "float"}}:
+                converted[key] = float(value)
+            else:
+                converted[key] = value
+        return converted
+
+    def _execute_tool_call(self, tool_name, arguments):
+        tool = self.tool_registry.get_tool(tool_name)
+        typed_arguments = self._convert_parameter_types(tool_name, arguments)
+        return tool.run_with_timing(typed_arguments)
+
+    def step(self, tool_call):
+        return self._execute_tool_call(tool_call.name, json.loads(tool_call.arguments))
+
+
+class ReActAgent(Agent):
+    async def run_many(self, tool_calls):
+        async def execute_one(tc):
+            arguments = json.loads(tc.arguments)
+            tool = self.tool_registry.get_tool(tc.name)
+            return await tool.{entry}(arguments)
+
+        return await asyncio.gather(*(execute_one(tc) for tc in tool_calls))
+"""
+
+
+def test_a_gate_converting_by_the_declared_type_names_and_a_concurrent_path_awaiting_the_tools_async_twin(
+    tmp_path: Path, run_cli
+) -> None:
+    files = {"agent/__init__.py": "", "agent/core.py": TYPED_AGENT.format(entry="arun_with_timing")}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    assert result.locations() == {("DL101", "agent/core.py:38")}
+    assert "the gate `_convert_parameter_types` never repairs them on this path" in result.findings()[0]["message"]
+
+
+def test_an_awaited_method_that_is_no_twin_of_the_gated_one_is_no_finding(tmp_path: Path, run_cli) -> None:
+    files = {"agent/__init__.py": "", "agent/core.py": TYPED_AGENT.format(entry="describe")}
+    assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()

@@ -52,6 +52,24 @@ def constructs_argument_model(node: cst.CSTNode) -> bool:
     return bool(spread) or (len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None)
 
 
+#: JSON Schema's type names that a coercer converts to (``string`` and ``object`` name too much else).
+_SCHEMA_TYPES = frozenset({"integer", "number", "boolean", "array"})
+
+
+def compares_schema_types(node: cst.CSTNode) -> bool:
+    """``kind == "integer"`` or ``kind in {"number", "float"}``: a value compared with JSON Schema's type names,
+    as a coercer does before converting by the declared type."""
+    if not isinstance(node, cst.Comparison):
+        return False
+    compared = [node.left] + [target.comparator for target in node.comparisons]
+    for side in compared:
+        many = isinstance(side, (cst.Set, cst.Tuple, cst.List))
+        elements = [item.value for item in side.elements] if many else [side]  # type: ignore[attr-defined]
+        if any(syn.string_value(element) in _SCHEMA_TYPES for element in elements):
+            return True
+    return False
+
+
 def reads_model_text(node: cst.CSTNode) -> bool:
     """The text of a model's reply: ``response.choices[0].message.content`` (``["message"]["content"]``),
     ``response.content[0].text``, ``response.output_text``."""

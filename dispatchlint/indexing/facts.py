@@ -376,6 +376,9 @@ class FunctionDef:
     #: Reads the declared types of a callable's parameters (``param.annotation``): with ``rewrites_values``, a
     #: gate by behaviour that repairs against the tool function's annotations rather than a schema.
     reads_annotations: bool = False
+    #: Compares a value with JSON Schema's type names (``param_type in {"integer", "int"}``): it converts by the
+    #: type a tool declares for each parameter, whatever holds the declaration.
+    compares_schema_types: bool = False
     #: The ``**kwargs`` parameter, if any: what a call passes by keyword beyond the named parameters.
     keywords_param: str = ""
 

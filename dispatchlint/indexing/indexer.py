@@ -343,6 +343,7 @@ class _ModuleIndexer:
         self.rewriting: Set[cst.FunctionDef] = set()
         self.renaming: Set[cst.FunctionDef] = set()
         self.annotation_reading: Set[cst.FunctionDef] = set()
+        self.schema_type_comparing: Set[cst.FunctionDef] = set()
         schemas = SchemaCollector(self.literals, self.span)
         stack: List[Tuple[cst.CSTNode, Tuple[cst.FunctionDef, ...]]] = [(self.tree, ())]
         while stack:
@@ -361,6 +362,8 @@ class _ModuleIndexer:
                 self.renaming.add(functions[-1])
             if functions and pat.reads_annotations(node):
                 self.annotation_reading.add(functions[-1])
+            if functions and pat.compares_schema_types(node):
+                self.schema_type_comparing.add(functions[-1])
             if functions and pat.reads_properties(node):
                 line = self.span(node).line
                 for function in functions:
@@ -666,6 +669,7 @@ class _ModuleIndexer:
                 returns_names=tuple(inner.returned_names),
                 renames_keys=node in self.renaming,
                 reads_annotations=node in self.annotation_reading,
+                compares_schema_types=node in self.schema_type_comparing,
                 keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
             )
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, Param, ValueKind
+from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
     DEFAULT_GATE,
@@ -77,19 +77,17 @@ class Gates:
         if qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
         takes_arguments = any(named_like_arguments(function, param) for param in function.params)
-        reads_declared = function.reads_schema_properties or function.reads_annotations
-        repairs = takes_arguments and reads_declared and function.rewrites_values
+        reads_declared = (
+            function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
+        )
+        repairs = reads_declared and function.rewrites_values
         if not (repairs or function.validates_arguments):
             return False
-        # A validator is a gate where it is handed the model's arguments: parsed from a string of unknown origin
-        # too (a ReAct agent's ``json.loads(action_input)``) when its parameters are named for them, parsed from
-        # a tool call's wire arguments when they are not (``validate_schema(instance, schema)``).
-        parsed = takes_arguments and not repairs
-        return any(
-            reads_as_model_arguments(flow, parsed) and (takes_arguments or not isinstance(flow, Param))
-            for _, call in self.graph.callers(qualified, function)
-            for flow in call.flows
-        )
+        # A gate is handed the model's arguments; a validator, parsed from a string of unknown origin too (a ReAct
+        # agent's ``json.loads(action_input)``) when its parameters are named for them.
+        parsed = takes_arguments and function.validates_arguments and not repairs
+        callers = self.graph.callers(qualified, function)
+        return any(reads_as_model_arguments(flow, parsed) for _, call in callers for flow in call.flows)
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
         if callee.split(".")[-1] in self.gate_names:

@@ -90,13 +90,17 @@ class Dispatches:
             and self.taint.site_verdict(module, dispatch.function, dispatch.args) is GATED
         ]
 
+    def gates_method(self, method: str) -> bool:
+        """Whether the project runs tool objects by ``method`` (or by its sync twin) with the gate's output."""
+        return _one_of(method, self.gated_methods)
+
     def _runs_gated_method_raw(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """A tool object found by the tool's name in a way no table shows (``tool_from_id(tool_id)``), whose
         method the project gates elsewhere, run here with the model's raw arguments."""
         return (
             dispatch.kind is SiteKind.METHOD
             and dispatch.key_is_name
-            and dispatch.via in self._gated_dispatch_methods
+            and _one_of(dispatch.via, self._gated_dispatch_methods)
             and self.taint.site_verdict(module, dispatch.function, dispatch.args) is RAW
         )
 
@@ -557,6 +561,26 @@ class Dispatches:
                 if isinstance(site, TableSite) and site.table is not None:
                     self._sites_by_table[id(site.table)].append(site)
         return list(self._sites_by_table.get(id(table), []))
+
+
+def _one_of(method: str, methods: Set[str]) -> bool:
+    """``method`` is one of ``methods``, or the async twin of one: the same entry, awaited."""
+    return method in methods or bool(_sync_twins(method) & methods)
+
+
+def _sync_twins(method: str) -> Set[str]:
+    """The names ``method`` is the async twin of: ``arun_with_timing`` of ``run_with_timing``, ``_arun`` of
+    ``_run``, ``ainvoke`` of ``invoke``, ``async_call`` and ``call_async`` of ``call``."""
+    bare = method.lstrip("_")
+    prefix = method[: len(method) - len(bare)]
+    twins = set()
+    if bare.startswith("async_"):
+        twins.add(prefix + bare[len("async_") :])
+    elif bare.startswith("a") and len(bare) > 1:
+        twins.add(prefix + bare[1:])
+    if method.endswith("_async"):
+        twins.add(method[: -len("_async")])
+    return twins
 
 
 def _of_wrapped_table(site: Site) -> bool:

@@ -171,7 +171,7 @@ class UnguardedDispatch(Rule):
                 isinstance(site, TableSite)
                 and site.method
                 and not site.sink_method
-                and site.method not in project.dispatches.gated_methods
+                and not project.dispatches.gates_method(site.method)
             ):
                 continue  # the project never gates this method: it may be the object's own validating entry
             if (site.module.path, site.span) in reported:
