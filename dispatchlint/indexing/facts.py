@@ -47,11 +47,14 @@ class Param:
 @dataclass(frozen=True)
 class CallResult:
     """The value is the result of calling ``callee`` (as written) with ``args``; a gate call guards.
-    ``first_of_tuple``: the first item of the tuple it returns (``args, error = parse(call)``)."""
+    ``first_of_tuple``: the first item of the tuple it returns (``args, error = parse(call)``). ``in_place``: the
+    value is still ``args[0]``, which ``callee`` was handed as a statement (``validate(args, schema)``): guarded
+    when the callee is a gate, else what it was."""
 
     callee: str
     args: Tuple["Flow", ...]
     first_of_tuple: bool = False
+    in_place: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,14 @@ _VALIDATORS = {"validate", "model_validate", "validate_python", "validate_json",
 
 def _validator(callee: str) -> bool:
     """A call that validates what it is given: ``jsonschema.validate``, ``Model.model_validate``, a
-    ``Draft7Validator``, or a helper named for it (``validate_schema(args, schema)``, ``self._validate_args``)."""
-    last = callee.split(".")[-1]
-    return last in _VALIDATORS or "Validator" in callee or last.lstrip("_").startswith("validate_")
+    ``Draft7Validator``."""
+    return callee.split(".")[-1] in _VALIDATORS or "Validator" in callee
+
+
+def _named_for_validating(callee: str) -> bool:
+    """A validator, or a helper named for one (``validate_schema(args, schema)``, ``self._validate_args``): as a
+    statement, it raises on what it refuses; whether it is the project's gate is the linker's to say."""
+    return _validator(callee) or callee.split(".")[-1].lstrip("_").startswith("validate_")
 
 
 _MAX_FLOW_DEPTH = 6
@@ -595,12 +600,12 @@ class _ModuleIndexer:
         if not isinstance(call, cst.Call):
             return
         callee = syn.dotted_name(call.func)
-        if callee is None or not _validator(callee):
+        if callee is None or not _named_for_validating(callee):
             return
         for arg in call.args:
             if isinstance(arg.value, cst.Name) and not arg.star and arg.value.value in scope.env:
                 name = arg.value.value
-                scope.put(scope.env, name, CallResult(callee, (scope.env[name],)))
+                scope.put(scope.env, name, CallResult(callee, (scope.env[name],), in_place=True))
                 return
 
     def _import_from(self, node: cst.ImportFrom) -> None:

@@ -18,6 +18,7 @@ from dispatchlint.linking.model import (
     named_like_arguments,
     parent_of,
     reads_as_model_arguments,
+    wire_parsed_here,
 )
 
 
@@ -81,13 +82,34 @@ class Gates:
             function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
         )
         repairs = reads_declared and function.rewrites_values
-        if not (repairs or function.validates_arguments):
+        validates = function.validates_arguments or self._calls_validator(qualified, function)
+        if not (repairs or validates):
             return False
         # A gate is handed the model's arguments; a validator, parsed from a string of unknown origin too (a ReAct
-        # agent's ``json.loads(action_input)``) when its parameters are named for them.
-        parsed = takes_arguments and function.validates_arguments and not repairs
+        # agent's ``json.loads(action_input)``) when its parameters are named for them, and parsed from the wire
+        # by its caller when they are not (``validate_schema(instance, schema)``): a helper that validates one
+        # path or one URL a tool was handed is not the tools' gate.
+        parsed = takes_arguments and validates and not repairs
         callers = self.graph.callers(qualified, function)
-        return any(reads_as_model_arguments(flow, parsed) for _, call in callers for flow in call.flows)
+        return any(
+            reads_as_model_arguments(flow, parsed) and (repairs or takes_arguments or wire_parsed_here(flow))
+            for _, call in callers
+            for flow in call.flows
+        )
+
+    def _calls_validator(self, qualified: str, function: FunctionDef) -> bool:
+        """Hands a value to a project function that validates it (``validate_schema_with_value_error`` ->
+        ``validate_schema`` -> ``jsonschema.validate``)."""
+        found = self.graph.function(qualified)
+        if found is None:
+            return False
+        module = found[0]
+        for _, call in self.graph.calls_in(qualified):
+            helper = self.graph.resolve(module, call.callee, function.qualname, function.class_name)
+            located = self.graph.function(helper) if helper and helper != qualified else None
+            if located is not None and located[1].validates_arguments:
+                return True
+        return False
 
     def is_gate_callee(self, module: ModuleFacts, callee: str, function: str) -> bool:
         if callee.split(".")[-1] in self.gate_names:

@@ -215,6 +215,8 @@ class Taint:
                 return NOT_MODEL
             if self._gates_call(flow, module, function):
                 return GATED
+            if flow.in_place:
+                return self._evaluate(flow.args[0], module, function)
             return self._returned(flow, module, function)
         if isinstance(flow, Param):
             verdict = self._solver.get((Summary.PARAMETER, f"{module.module}.{flow.function}", flow.name))
@@ -402,6 +404,8 @@ class Taint:
             parse = Step(module.path, flow.at, "parsed into the tool's name and its arguments")
             return found + [parse] if found else []
         if isinstance(flow, CallResult) and self.evaluate(flow, module, function) in _RAW_VERDICTS:
+            if flow.in_place:
+                return self._explain(flow.args[0], module, function, search)
             if not self.gates.is_gate_callee(module, flow.callee, function):
                 for argument in flow.args:
                     found = self._explain(argument, module, function, search)
