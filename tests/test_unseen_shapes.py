@@ -680,3 +680,25 @@ def test_a_gate_converting_by_the_declared_type_names_and_a_concurrent_path_awai
 def test_an_awaited_method_that_is_no_twin_of_the_gated_one_is_no_finding(tmp_path: Path, run_cli) -> None:
     files = {"agent/__init__.py": "", "agent/core.py": TYPED_AGENT.format(entry="describe")}
     assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()
+
+
+def test_a_second_scan_of_the_same_list_running_the_gated_method_raw_is_reported_by_the_method(
+    tmp_path: Path, run_cli
+) -> None:
+    """No table and no resolver stands behind the second path's tool object: the finding names the method."""
+    project = _validating_project(tmp_path, "kiln", "kiln")
+    adapter = project / "kiln" / "adapter.py"
+    adapter.write_text(
+        adapter.read_text()
+        + """
+
+    async def retry(self, ctx, tool_call):
+        for option in await self._tools_for_execution():
+            if await option.name() == tool_call.function.name:
+                return await option.run(ctx, **json.loads(tool_call.function.arguments))
+"""
+    )
+    result = run_cli(project, "--format", "json")
+    assert ("DL101", "kiln/adapter.py:38") in result.locations()
+    messages = [f["message"] for f in result.findings() if f["path"].endswith("adapter.py")]
+    assert messages and messages[0].startswith("`.run(...)` of the tool object looked up by `tool_call.function.name`")

@@ -271,15 +271,20 @@ class UnguardedDispatch(Rule):
                 f"the model's raw arguments reach the tool `{site.resolver}({site.key})` returns, run {where}: the "
                 f"gate {gate} never repairs them on this path; repair them before the call"
             )
-        assert site.table is not None
         if site.method:
             twin = next((o for o in project.sites if o.method == site.method and o.verdict == GATED), None)
             gated_by = f" (`{twin.module.module}.{display_function(twin.function)}` repairs them first)" if twin else ""
+            looked_up = (
+                f"`{site.table.display_name}[{site.key}].{site.method}(...)`"
+                if site.table is not None
+                else f"`.{site.method}(...)` of the tool object looked up by `{site.key}`"
+            )
             return (
-                f"`{site.table.display_name}[{site.key}].{site.method}(...)` runs a tool {where} with the model's raw "
+                f"{looked_up} runs a tool {where} with the model's raw "
                 f"arguments: the gate {gate} never repairs them on this path{gated_by}; repair them before the call"
             )
         table = site.table
+        assert table is not None  # every other site reads a table
         tools = [
             (entry.key, f"`{display_function(entry.executors[0]).split('.')[-1]}`" if entry.executors else "")
             for entry in table.entries
