@@ -183,7 +183,7 @@ def test_a_large_file_is_analysed_in_a_bounded_worker_and_a_set_limit_skips_with
     worker of its own, and its dispatch counts like any other."""
     project = _project_with(tmp_path, {})
     loop = project / "taskbot" / "loop.py"
-    padding = "DATA = [\n" + "    'x' * 40,\n" * 80_000 + "]\n"
+    padding = "DATA = [\n" + f"    '{'x' * 1_000}',\n" * 1_100 + "]\n"  # bytes, not nodes: quick to parse
     loop.write_text(padding + loop.read_text(encoding="utf-8"), encoding="utf-8")
     assert loop.stat().st_size > 1_000_000
     result = run_cli(project, "--format", "json")

@@ -360,7 +360,9 @@ async def test_requests_are_answered_while_a_large_project_is_indexed(client: La
     row = '    "a generated row of data, long enough to make the module large",\n'
     modules["agent/data.py"] = "ROWS = [\n" + row * (LARGE_FILE_BYTES // len(row) + 1) + "]\n"
     (tmp_path / "large").mkdir()
-    project = write_project(tmp_path / "large", {"agent/__init__.py": "", **modules})
+    # The package's own docstring: an empty ``__init__.py`` is in the session's cache from other tests' projects.
+    package = '"""The large generated project."""\n'
+    project = write_project(tmp_path / "large", {"agent/__init__.py": package, **modules})
     untitled = "untitled:Untitled-1"
     await start(client, project)
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(untitled, "python", 1, "")))
