@@ -18,6 +18,7 @@ from dispatchlint._process import collecting_only_new_objects
 from dispatchlint.indexing.facts_cache import FactsCache, ReadFile
 from dispatchlint.linking.configured import unresolved_settings
 from dispatchlint.discovery.files import PathMatcher
+from dispatchlint.indexing.grammar import grammar_for
 from dispatchlint.indexing.project import index_read
 from dispatchlint.linking import Project, link_project
 from dispatchlint.findings import Applicability, Finding, SubjectKind, with_unsafe_fix, without_fix
@@ -58,7 +59,8 @@ def check_project(
     for any later run), not only of those its targets concern."""
     jobs = options.jobs or os.cpu_count() or 1
     with collecting_only_new_objects():  # the facts read from the cache, frozen as decoded, until the end
-        indexed = index_read(files, cache, jobs, file_times, options.progress)
+        grammar = grammar_for(plan.config.target_version)
+        indexed = index_read(files, cache, jobs, file_times, options.progress, grammar)
         started = time.perf_counter()
         with collecting_only_new_objects():  # all the facts: millions of long-lived records, in no cycle
             project = link_project(indexed.modules, plan.config)

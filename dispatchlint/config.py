@@ -92,6 +92,10 @@ class Config:
     test_paths: Tuple[str, ...] = DEFAULT_TEST_PATHS
     #: Files larger than this many bytes are skipped with a warning (generated or vendored code, data).
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: The oldest Python the project runs on (``target-version = "py312"``, else the lower bound of
+    #: ``[project] requires-python``); None: not said. Syntax newer than the running interpreter's is then
+    #: judged by the newest grammar, not by this interpreter's compiler.
+    target_version: Optional[Tuple[int, int]] = None
     #: Where the keys are written (not a key itself; part of the results' cache key, as every field is).
     origin: Origin = Origin()
 
@@ -99,7 +103,7 @@ class Config:
         """A stable text that changes whenever the analysis could change (for the cache key)."""
         return repr(
             (self.gates, self.sanitizers, self.tables, self.schemas, self.tool_types, self.test_paths)
-            + (self.sources, self.sinks)
+            + (self.sources, self.sinks, self.target_version)
         )
 
 
@@ -117,7 +121,11 @@ _LIST_KEYS = {
     "sources",
     "sinks",
 }
-_KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores", "max-file-size"}
+_KNOWN_KEYS = _LIST_KEYS | {"schemas", "per-file-ignores", "max-file-size", "target-version"}
+#: ``target-version`` as Ruff spells it.
+_TARGET_VERSION = re.compile(r"py3(\d{1,2})")
+#: A ``requires-python`` clause that bounds the version from below: ``>=3.12``, ``~=3.12``, ``==3.12.*``, ``>3.11``.
+_LOWER_BOUND = re.compile(r"^\s*(>=|~=|==|>)\s*3\.(\d+)")
 
 
 def load_config(path: Optional[Path], root: Path) -> Config:
@@ -145,6 +153,8 @@ def load_config(path: Optional[Path], root: Path) -> Config:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.dispatchlint] must be a table")
     config = config_from_mapping(section, str(path))
+    if config.target_version is None and path.name == "pyproject.toml":
+        config = replace(config, target_version=_required_python(data.get("project"), path))
     if not config.gates:
         return config
     places = _places(split_lines(text), "gates", config.gates, section is not data)
@@ -224,6 +234,12 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ConfigError(f"{origin}: [tool.dispatchlint] max-file-size must be a positive number of bytes")
         values["max_file_size"] = size
+    if "target-version" in section:
+        target = section["target-version"]
+        match = _TARGET_VERSION.fullmatch(target) if isinstance(target, str) else None
+        if match is None:
+            raise ConfigError(f'{origin}: [tool.dispatchlint] target-version must be "py3N" (such as "py312")')
+        values["target_version"] = (3, int(match.group(1)))
     if "per-file-ignores" in section:
         table = section["per-file-ignores"]
         if not isinstance(table, dict):
@@ -233,6 +249,19 @@ def config_from_mapping(section: Mapping[str, Any], origin: str) -> Config:
             for pattern, codes in sorted(table.items())
         )
     return Config(**values)
+
+
+def _required_python(project: Any, path: Path) -> Optional[Tuple[int, int]]:
+    """The oldest Python 3 minor version ``[project] requires-python`` admits, or None where it sets no lower
+    bound (``>3.11`` admits 3.11.1, whose grammar is 3.11's)."""
+    specifier = project.get("requires-python") if isinstance(project, dict) else None
+    if specifier is None:
+        return None
+    if not isinstance(specifier, str):
+        raise ConfigError(f"{path}: [project] requires-python must be a string")
+    bounds = [_LOWER_BOUND.match(clause) for clause in specifier.split(",")]
+    minors = [int(bound.group(2)) for bound in bounds if bound is not None]
+    return (3, max(minors)) if minors else None
 
 
 def _string_list(value: Any, where: str) -> Tuple[str, ...]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from dispatchlint.indexing.facts_cache import FactsCache, read_files, user_cache_folder
+from dispatchlint.indexing.grammar import grammar_for
 from dispatchlint.discovery.files import (
     Ignores,
     LeftOut,
@@ -157,7 +158,8 @@ def analyse_project(plan: RunPlan, options: RunOptions, cwd: Path) -> RunResult:
     """Analyse the whole project of ``plan``; report the findings that concern its targets."""
     cache = FactsCache(plan.cache, workspace=workspace_of(plan.root)) if plan.cache is not None else None
     file_times: Dict[str, Optional[float]] = {}
-    read = read_files(list(plan.files), cache, plan.config.max_file_size, options.contents)
+    grammar = grammar_for(plan.config.target_version)
+    read = read_files(list(plan.files), cache, plan.config.max_file_size, options.contents, grammar)
     errors = list(read.problems)
     started = time.perf_counter()
     key = None

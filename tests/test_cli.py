@@ -337,10 +337,10 @@ def test_a_file_the_indexer_fails_on_is_reported_and_the_run_goes_on(
 
     original = indexer.index_source
 
-    def failing(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
+    def failing(path: str, *job):  # type: ignore[no-untyped-def]
         if path.endswith("pool.py"):
             raise ValueError("unexpected shape")
-        return original(path, module, is_package, source)
+        return original(path, *job)
 
     monkeypatch.setattr(indexer, "index_source", failing)
     result = run_cli(EXAMPLE, "--format", "json")

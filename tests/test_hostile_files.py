@@ -209,12 +209,12 @@ def test_a_file_whose_worker_runs_out_of_memory_or_dies_is_the_run_s_error(
 
     real_index_source = indexer.index_source
 
-    def hungry(path: str, module: str, is_package: bool, source: bytes):
+    def hungry(path: str, *job):
         if path == "hostile/generated.py":
             if failure == "killed":
                 os.kill(os.getpid(), 9)
             return [bytearray(1024**2) for _ in range(4 * indexing.LARGE_FILE_MEMORY // 1024**2)]
-        return real_index_source(path, module, is_package, source)
+        return real_index_source(path, *job)
 
     monkeypatch.setattr(indexing, "LARGE_FILE_BYTES", 10_000)
     monkeypatch.setattr(indexing, "LARGE_FILE_MEMORY", 512 * 1024**2)
@@ -422,11 +422,11 @@ def test_a_killed_worker_costs_only_its_file_which_is_tried_again(
     real_index_source = indexer.index_source
     marker = tmp_path / "killed-once"
 
-    def killed(path: str, module: str, is_package: bool, source: bytes):  # type: ignore[no-untyped-def]
+    def killed(path: str, *job):  # type: ignore[no-untyped-def]
         if path == "hostile/victim.py" and (kills == "always" or not marker.exists()):
             marker.touch()
             os.kill(os.getpid(), 9)
-        return real_index_source(path, module, is_package, source)
+        return real_index_source(path, *job)
 
     monkeypatch.setattr(indexer, "index_source", killed)  # the workers are forked: they inherit the stand-in
     project = _project_with(tmp_path, {"victim.py": "VALUE = 1\n"})

@@ -186,7 +186,7 @@ class FilePlan:
             assert isinstance(statement, cst.SimpleStatementLine)
             tree = add_import(tree, statement, self.project_packages, self.layout.width)
         data = tree.bytes
-        check_module(data, self.source.relative)
+        check_module(data, self.source.data, self.source.relative)
         return data
 
     def _definitions_before(self) -> Dict[int, List[Statement]]:

@@ -84,10 +84,22 @@ class Sources:
         return found
 
 
-def check_module(data: bytes, relative: str) -> None:
-    """Re-parse rewritten bytes with libcst and with Python's own compiler; a fix never writes what fails."""
+def check_module(data: bytes, original: bytes, relative: str) -> None:
+    """Re-parse rewritten bytes with libcst and with Python's own compiler; a fix never writes what fails.
+
+    A file the running interpreter's compiler rejected before the fix (syntax of the newer Python the project
+    targets: it was analysed with libcst's newest grammar) is judged by libcst alone."""
     try:
         cst.parse_module(data)
-        compile(data, relative, "exec", dont_inherit=True)
+        if _compiles(original, relative):
+            compile(data, relative, "exec", dont_inherit=True)
     except (cst.ParserSyntaxError, SyntaxError, ValueError, UnicodeDecodeError) as error:
         raise FixError(f"{relative}: the rewritten module does not parse ({error}); nothing was written") from error
+
+
+def _compiles(data: bytes, relative: str) -> bool:
+    try:
+        compile(data, relative, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True

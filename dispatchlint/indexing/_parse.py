@@ -4,7 +4,8 @@ libcst's native parser has no nesting limit of its own: a file of 10,000 unary m
 brackets overflows its stack and kills the process, and its visitors recurse once per level of nesting. CPython
 does have limits (200 nested brackets, 100 indentation levels, a parser stack, a compiler recursion bound), so a
 file is first compiled as Python would compile it, at the interpreter's own recursion limit: what ``compile()``
-rejects is a syntax error (DL001), whatever libcst would make of it, and what it accepts is nested no deeper
+rejects is a syntax error (DL001), whatever libcst would make of it (unless the project targets a newer Python:
+see :mod:`dispatchlint.indexing.grammar`), and what it accepts is nested no deeper
 than about 3,000 levels. libcst and the indexer then run on a thread whose stack and recursion limit are sized
 for that depth, so any file Python accepts is analysed, never crashed on.
 """

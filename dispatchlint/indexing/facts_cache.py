@@ -1,8 +1,9 @@
 """The per-user cache, and the files a run reads, keyed for it.
 
 A file's facts depend only on its bytes, its path and module name, the code of the indexer (its source files,
-hashed once per process) and what runs it (the interpreter, whose compiler decides what parses, and libcst), so
-that is the key; the configuration only matters from linking on and is not part of it.
+hashed once per process), what runs it (the interpreter, whose compiler decides what parses, and libcst) and the
+grammar that judges its syntax (a project may target a newer Python than the one running), so that is the key;
+the configuration only matters from linking on and is not part of it.
 
 Nothing a repository contains is ever believed as a cache entry. The cache lives in the user's own cache folder
 (``$DISPATCHLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dispatchlint`` or ``~/.cache/dispatchlint``; the platform's
@@ -34,6 +35,7 @@ from typing import Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 from dispatchlint import __version__
 from dispatchlint.discovery.files import SkippedFile, SourceFile, read_source
+from dispatchlint.indexing.grammar import Grammar
 from dispatchlint.problems import Problem, ProblemKind
 
 #: Set to a folder to keep the cache there instead of the user's cache folder.
@@ -134,9 +136,10 @@ class FactsCache:
         self._trusted: Optional[bool] = None
         self._key = b""
 
-    def key(self, source: SourceFile, data: bytes) -> str:
+    def key(self, source: SourceFile, data: bytes, grammar: Grammar = Grammar.INTERPRETER) -> str:
         digest = hashlib.sha256()
-        for part in (str(_FORMAT), _ANALYSIS_FINGERPRINT, source.relative, source.module, str(source.is_package)):
+        identity = (source.relative, source.module, str(source.is_package), grammar.value)
+        for part in (str(_FORMAT), _ANALYSIS_FINGERPRINT, *identity):
             # A file name that is not UTF-8 (undecodable bytes, as the file system gave them) is still a name.
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         digest.update(data)
@@ -283,9 +286,10 @@ def read_files(
     cache: Optional[FactsCache],
     max_bytes: int,
     contents: Optional[Mapping[Path, bytes]] = None,
+    grammar: Grammar = Grammar.INTERPRETER,
 ) -> ReadFiles:
-    """Every readable regular file of at most ``max_bytes``, keyed for the cache; ``contents`` stands in for the
-    files it names (text read from stdin)."""
+    """Every readable regular file of at most ``max_bytes``, keyed for the cache (and for the ``grammar`` that
+    judges it); ``contents`` stands in for the files it names (text read from stdin)."""
     contents = contents or {}
     read: List[ReadFile] = []
     problems: List[Problem] = []
@@ -298,5 +302,5 @@ def read_files(
         except OSError as error:
             problems.append(Problem(source.relative, ProblemKind.UNREADABLE, f"cannot read: {error.strerror or error}"))
             continue
-        read.append(ReadFile(source, data, cache.key(source, data) if cache is not None else ""))
+        read.append(ReadFile(source, data, cache.key(source, data, grammar) if cache is not None else ""))
     return ReadFiles(read, problems)

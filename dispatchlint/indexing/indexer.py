@@ -22,6 +22,7 @@ from dispatchlint.indexing import syntax as syn
 from dispatchlint import framework_models
 from dispatchlint._process import collecting_only_new_objects, deep_recursion, on_deep_stack, without_cycle_collection
 from dispatchlint.indexing._parse import python_rejects, refuse_exponential_parse
+from dispatchlint.indexing.grammar import Grammar
 from dispatchlint.indexing.fix_shapes import RUNNERS_FIRST, RUNNERS_SECOND
 from dispatchlint.indexing.annotations import class_schema_key
 from dispatchlint.indexing._schemas import SCHEMA_KEYS, SchemaCollector
@@ -179,23 +180,29 @@ class IndexFailure(Exception):
         self.stage = stage
 
 
-def index_source(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
+def index_source(
+    path: str, module: str, is_package: bool, source: bytes, grammar: Grammar = Grammar.INTERPRETER
+) -> ModuleFacts:
     """Parse ``source`` once and return its facts (or why it does not parse); raise :class:`IndexFailure`, or
     :class:`TooComplex` for a file libcst would take exponential time to parse.
 
-    What Python's compiler rejects is a parse error whatever libcst makes of it; what it accepts is parsed and
-    indexed on a deep stack (see :mod:`dispatchlint.indexing._parse`).
+    What Python's compiler rejects is a parse error whatever libcst makes of it, unless ``grammar`` is the
+    newest one (then libcst decides); what it accepts is parsed and indexed on a deep stack (see
+    :mod:`dispatchlint.indexing._parse`).
     """
-    return on_deep_stack(lambda: _compile_then_index(path, module, is_package, source))
+    return on_deep_stack(lambda: _compile_then_index(path, module, is_package, source, grammar))
 
 
-def _compile_then_index(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:
+def _compile_then_index(path: str, module: str, is_package: bool, source: bytes, grammar: Grammar) -> ModuleFacts:
     rejected = python_rejects(source, path)
-    if rejected is not None:
+    if rejected is not None and grammar is Grammar.INTERPRETER:
         return ModuleFacts(path, module, is_package, rejected)
     refuse_exponential_parse(source)
     with deep_recursion():
-        return _index_accepted(path, module, is_package, source)
+        facts = _index_accepted(path, module, is_package, source)
+    if rejected is not None and facts.parse_error is not None:  # no grammar accepts it: Python's words are clearer
+        return ModuleFacts(path, module, is_package, rejected)
+    return facts
 
 
 def _index_accepted(path: str, module: str, is_package: bool, source: bytes) -> ModuleFacts:

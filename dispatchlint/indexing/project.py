@@ -11,6 +11,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, 
 from dispatchlint.indexing import facts_json
 from dispatchlint._process import without_cycle_collection
 from dispatchlint.indexing._parse import TooComplex
+from dispatchlint.indexing.grammar import Grammar
 from dispatchlint.indexing._workers import LossKind, Lost, run_jobs, usable_cpus
 from dispatchlint.indexing.facts_cache import FactsCache, ReadFile
 from dispatchlint.discovery.files import SourceFile
@@ -39,7 +40,7 @@ _TOO_DEEP = (
     "names, which libcst nests one level per operand)"
 )
 
-_Job = Tuple[str, str, bool, bytes]
+_Job = Tuple[str, str, bool, bytes, Grammar]
 _Outcome = Tuple[Union[ModuleFacts, Problem], float]
 
 
@@ -159,7 +160,7 @@ def _warm_up() -> None:
     global _warmed_up
     if not _warmed_up:
         _warmed_up = True
-        _index_one(("warm_up.py", "warm_up", False, _WARM_UP))
+        _index_one(("warm_up.py", "warm_up", False, _WARM_UP, Grammar.INTERPRETER))
 
 
 def index_read(
@@ -168,10 +169,12 @@ def index_read(
     jobs: int,
     timings: Optional[Dict[str, Optional[float]]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    grammar: Grammar = Grammar.INTERPRETER,
 ) -> Indexed:
     """Facts for every file read (in order): from the cache, else indexed in worker processes (up to ``jobs``,
     and at most one per CPU and per ``_FILES_PER_WORKER`` files). ``timings`` receives the seconds each file took
-    to index (None: from the cache); ``progress`` is told after each file indexed how many of how many are done."""
+    to index (None: from the cache); ``progress`` is told after each file indexed how many of how many are done;
+    ``grammar`` decides what is not Python (:func:`grammar_for` the project's target version)."""
     errors: List[Problem] = []
     slots: List[Optional[ModuleFacts]] = []
     pending: List[Tuple[int, str, _Job]] = []
@@ -179,7 +182,7 @@ def index_read(
         for source, data, key in files:
             cached = load_facts(cache, key, source) if cache is not None else None
             if cached is None:
-                pending.append((len(slots), key, (source.relative, source.module, source.is_package, data)))
+                pending.append((len(slots), key, (source.relative, source.module, source.is_package, data, grammar)))
             elif timings is not None:
                 timings[source.relative] = None
             slots.append(cached)

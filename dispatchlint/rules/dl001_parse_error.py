@@ -13,7 +13,9 @@ class ParseError(Rule):
     """## What it does
     Reports a Python file that does not compile (what `compile()` rejects: a syntax error, a NUL byte, more
     than 200 nested brackets, nesting too deep for Python's parser), and, distinctly, a file Python accepts
-    but libcst, the parser dispatchlint analyses with, does not.
+    but libcst, the parser dispatchlint analyses with, does not. A project that targets a newer Python than
+    the one running dispatchlint (`target-version`, or `requires-python`) has its files judged by libcst's
+    newest grammar instead, so that a Python 3.12 f-string is not an error under Python 3.11.
 
     ## Why is this bad?
     A file that does not parse cannot be analysed: a dispatch path or a table in it is invisible, so the
