@@ -702,3 +702,58 @@ def test_a_second_scan_of_the_same_list_running_the_gated_method_raw_is_reported
     assert ("DL101", "kiln/adapter.py:38") in result.locations()
     messages = [f["message"] for f in result.findings() if f["path"].endswith("adapter.py")]
     assert messages and messages[0].startswith("`.run(...)` of the tool object looked up by `tool_call.function.name`")
+
+
+#: A tool factory that builds its argument model from a remote schema by JSON Schema's type names, handed its
+#: options through ``**kwargs``; beside it, a table of tools run with the model's parsed arguments.
+REMOTE_TOOLS = '''
+import json
+
+
+class RemoteTool:
+    def __init__(self, name, base_url, **options):
+        self.name = name
+        self.base_url = base_url
+        self.options = options
+        self.fields = {}
+
+    def describe(self):
+        return json.loads(self.options.get("listing", "{}"))
+
+    @classmethod
+    def from_tool_name(cls, tool_name, base_url="https://tools.example", **kwargs):
+        instance = cls(tool_name, base_url, **kwargs)
+        fields = {}
+        for field_name, field_schema in instance.describe().get("properties", {}).items():
+            json_type = field_schema.get("type", "string")
+            if json_type == "integer":
+                fields[field_name] = int
+            elif json_type == "array":
+                fields[field_name] = list
+        instance.fields = fields
+        return instance
+
+    @classmethod
+    def from_pack(cls, names, base_url, **kwargs):
+        return [cls.from_tool_name(tool_name=name, base_url=base_url, **kwargs) for name in names]
+
+
+def search(query, limit=5):
+    return [query] * int(limit)
+
+
+TOOLS = {"search": search}
+
+
+def run(call):
+    args = json.loads(call["arguments"])
+    return TOOLS[call["name"]](**args)
+'''
+
+
+def test_a_factory_handed_its_options_through_kwargs_is_not_the_projects_gate(tmp_path: Path, run_cli) -> None:
+    """What a ``**kwargs`` catch-all receives is what its caller forwards beyond the named parameters: a factory
+    that builds field types from a schema is not a gate because it is forwarded ``**kwargs``, so the project has
+    no gate, and its one raw table is no DL101."""
+    files = {"agent/__init__.py": "", "agent/remote.py": REMOTE_TOOLS}
+    assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()

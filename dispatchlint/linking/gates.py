@@ -14,6 +14,7 @@ from dispatchlint.linking.model import (
     RUNTIME_PACKAGE,
     SANITIZER_NAME,
     TOOL_ENTRY_METHODS,
+    bind,
     mentions_param,
     named_like_arguments,
     parent_of,
@@ -77,7 +78,10 @@ class Gates:
         helper that reads a request body's ``properties`` does not)."""
         if qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
-        takes_arguments = any(named_like_arguments(function, param) for param in function.params)
+        # What lands in a ``**kwargs`` catch-all is what a caller passes on beyond the named parameters (a
+        # factory's options forwarded with ``**kwargs``), not a value the function is handed to check.
+        named = [param for param in function.params if param != function.keywords_param]
+        takes_arguments = any(named_like_arguments(function, param) for param in named)
         reads_declared = (
             function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
         )
@@ -90,11 +94,11 @@ class Gates:
         # by its caller when they are not (``validate_schema(instance, schema)``): a helper that validates one
         # path or one URL a tool was handed is not the tools' gate.
         parsed = takes_arguments and validates and not repairs
-        callers = self.graph.callers(qualified, function)
+        handed = (bind(call, function, param) for _, call in self.graph.callers(qualified, function) for param in named)
         return any(
             reads_as_model_arguments(flow, parsed) and (repairs or takes_arguments or wire_parsed_here(flow))
-            for _, call in callers
-            for flow in call.flows
+            for flow in handed
+            if flow is not None
         )
 
     def _calls_validator(self, qualified: str, function: FunctionDef) -> bool:
