@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -265,8 +266,10 @@ def _required_python(project: Any, path: Path) -> Optional[Tuple[int, int]]:
 
 
 def _string_list(value: Any, where: str) -> Tuple[str, ...]:
+    """A list key's strings. A bare string is refused, not read as a list of one: ``exclude = "a, b"`` would
+    otherwise be one pattern that matches nothing, and the run would quietly check what it was told to leave."""
     if isinstance(value, str):
-        value = [value]
+        raise ConfigError(f"{where} must be a list of strings, not a string (one item: [{json.dumps(value)}])")
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where} must be a list of strings")
     return tuple(value)

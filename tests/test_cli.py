@@ -118,6 +118,53 @@ def test_unknown_config_key_is_a_clear_error(tmp_path: Path, run_cli) -> None:
     assert result.exit_code == 2 and "gatez" in result.stderr
 
 
+def _documented_list_keys() -> list:
+    """The keys docs/configuration.md's table types as a list (``list of ...``)."""
+    table = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8").split("## Keys", 1)[1]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| `")]
+    return [row[1].strip().strip("`") for row in rows if row[2].strip().startswith("list of")]
+
+
+def test_every_documented_list_key_is_checked_as_one() -> None:
+    assert set(_documented_list_keys()) == {
+        "gates", "sanitizers", "tables", "tool-types", "sources", "sinks", "exclude", "extend-exclude",
+        "test-paths", "select", "extend-select", "ignore",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("key", _documented_list_keys())
+def test_a_bare_string_for_a_list_key_is_a_configuration_error(tmp_path: Path, run_cli, key: str) -> None:
+    """``select = "DL101"`` is not read as a list of one: the docs say a value of the wrong type stops the run."""
+    write_project(tmp_path, {"a.py": "x = 1\n"}, {key: "DL101"})
+    result = run_cli(tmp_path)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert f"pyproject.toml: [tool.dispatchlint] {key} must be a list of strings, not a string" in result.stderr
+    assert '["DL101"]' in result.stderr
+
+
+def test_a_bare_string_for_per_file_ignores_codes_is_a_configuration_error(tmp_path: Path, run_cli) -> None:
+    write_project(tmp_path, {"a.py": "x = 1\n"})
+    with (tmp_path / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write('[tool.dispatchlint.per-file-ignores]\n"a.py" = "DL101"\n')
+    result = run_cli(tmp_path)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "pyproject.toml: per-file-ignores 'a.py' must be a list of strings, not a string" in result.stderr
+
+
+def test_a_bare_string_in_a_config_file_is_a_configuration_error(tmp_path: Path, run_cli) -> None:
+    """``--config FILE`` with the keys at its top level is held to the same types."""
+    write_project(tmp_path, {"a.py": "x = 1\n"})
+    (tmp_path / "lint.toml").write_text('extend-select = "DL002"\n', encoding="utf-8")
+    result = run_cli(tmp_path, "--config", "lint.toml")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "lint.toml: [tool.dispatchlint] extend-select must be a list of strings, not a string" in result.stderr
+
+
+def test_a_list_of_one_string_is_accepted(tmp_path: Path, run_cli) -> None:
+    write_project(tmp_path, {"a.py": "x = 1\n"}, {"select": ["DL101"], "exclude": ["b.py"]})
+    assert run_cli(tmp_path).exit_code == 0
+
+
 @pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root reads every file")
 def test_unreadable_file_is_reported_and_the_run_goes_on(tmp_path: Path, run_cli) -> None:
     project = tmp_path / "example"

@@ -5,6 +5,7 @@ output for every mode, and what a run says when there is nothing to check or a s
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, relative_findings, subprocess_env, valid_sarif, write_project
+from conftest import FIXTURES, REPO, relative_findings, subprocess_env, valid_sarif, write_project
+from dispatchlint.rules import RULES
 
 EXAMPLE = FIXTURES / "example"
 ANSI = "\x1b["
@@ -102,6 +104,28 @@ def test_extend_select_adds_to_the_selection(tmp_path: Path, run_cli) -> None:
     with (project / "pyproject.toml").open("a", encoding="utf-8") as handle:
         handle.write('\n[tool.dispatchlint]\nextend-select = ["DL401"]\n')
     assert "DL401" in {code for code, _ in run_cli(project, "--format", "json").locations()}
+
+
+def _opt_in_commands() -> list:
+    """Each place the rule reference tells how to turn an opt-in rule on: (the rule, the options it gives)."""
+    reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    return re.findall(r"[Oo]pt-in \(`(--[a-z-]+ (DL\d{3}))`\)", reference)
+
+
+def test_the_rule_reference_turns_opt_in_rules_on_without_dropping_the_defaults(run_cli) -> None:
+    """``--select DL102`` would run DL102 alone (the example's DL101 findings gone); the reference says
+    ``--extend-select``, which keeps the default rules."""
+    commands = _opt_in_commands()
+    opt_in = {code for code, entry in RULES.items() if not entry.default}
+    assert {code for _, code in commands} == opt_in and len(commands) > len(opt_in)  # the table and the texts
+    default = [code for code, entry in RULES.items() if entry.default]
+    reported = {code for code, _ in run_cli(EXAMPLE, "--format", "json").locations()}
+    for command, code in commands:
+        options = command.split()
+        settings = json.loads(run_cli(EXAMPLE, "--show-settings", "--output-format", "json", *options).stdout)
+        assert settings["projects"][0]["rules"] == sorted(default + [code]), command
+        found = {found_code for found_code, _ in run_cli(EXAMPLE, "--format", "json", *options).locations()}
+        assert reported <= found, command
 
 
 def test_extend_exclude_from_the_settings_and_the_command_line(tmp_path: Path, run_cli) -> None:

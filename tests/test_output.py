@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 from conftest import FIXTURES, REPO, subprocess_env, valid_sarif
 from dispatchlint.locations import SuppressionScope
 from dispatchlint.report._json_text import indented_json
+from dispatchlint.report._plain_text import plain_text
+from dispatchlint.rules import all_rules
 
 EXAMPLE = FIXTURES / "example"
 
@@ -132,6 +135,39 @@ def test_sarif_rules_carry_sentences_help_and_their_reference_section(run_cli) -
         assert f"\n## {rule['id']} {rule['name']}\n" in reference and anchor == f"{rule['id'].lower()}-{rule['name']}"
     levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in log["runs"][0]["tool"]["driver"]["rules"]}
     assert levels["DL101"] == "error" and levels["DL102"] == "warning" and levels["DL401"] == "warning"
+
+
+def test_sarif_rule_texts_are_plain_text_and_the_markdown_is_kept(run_cli) -> None:
+    """A SARIF ``text`` is shown as written: every rule's short description is one sentence, and no ``text``
+    carries Markdown (code spans, headings, fences, links); ``help.markdown`` is the page ``--explain`` prints."""
+    log = valid_sarif(run_cli(EXAMPLE, "--format", "sarif", "--select", "ALL").stdout)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == list(all_rules())
+    for rule in rules:
+        short, markdown = rule["shortDescription"]["text"], rule["help"]["markdown"]
+        assert short.endswith(".") and not re.search(r"[.!?]\s", short), short
+        headings = re.findall(r"^## .+$", markdown, re.MULTILINE)  # the sections of a rule page
+        assert "## What it does" in headings and "`" in markdown
+        for text in (short, rule["fullDescription"]["text"], rule["help"]["text"]):
+            assert "`" not in text and not re.search(r"\]\((https?:|#|\.)", text), text
+            assert not set(headings) & set(text.split("\n")), text
+        assert markdown.strip() in run_cli(EXAMPLE, "--explain", rule["id"]).stdout
+        # the help text says what the page says: each heading's title on its line, each example's code indented
+        help_lines = rule["help"]["text"].split("\n")
+        assert all(heading[3:] in help_lines for heading in headings), headings
+        for block in re.findall(r"^```\w*\n(.*?)^```$", markdown, re.MULTILINE | re.DOTALL):
+            assert all(f"    {line}" in help_lines for line in block.splitlines() if line.strip()), block
+
+
+def test_plain_text_reads_a_link_as_its_text_and_url_but_not_code_that_looks_like_one() -> None:
+    markdown = (
+        "## Use instead\nSee [the keys](https://example.org/configuration.md#keys); `T[name](args)` is code.\n"
+        "```python\n# loop.py\nT[name](**args)\n```\n```toml\n[tool.dispatchlint]\n```"
+    )
+    assert plain_text(markdown) == (
+        "Use instead\nSee the keys (https://example.org/configuration.md#keys); T[name](args) is code.\n"
+        "    # loop.py\n    T[name](**args)\n\n    [tool.dispatchlint]"
+    )
 
 
 def _broken_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -22,7 +22,7 @@ def render_reference() -> str:
         "|---|---|---|",
     ]
     for rule in rules:
-        default = "on" if RULES[rule.code].default else f"opt-in (`--select {rule.code}`)"
+        default = "on" if RULES[rule.code].default else f"opt-in (`--extend-select {rule.code}`)"
         lines.append(f"| [{rule.code}](#{_anchor(rule)}) | {rule.name} | {default} |")
     for rule in rules:
         sections = re.sub(r"^## ", "### ", rule.documentation, flags=re.MULTILINE)

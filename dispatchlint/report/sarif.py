@@ -16,6 +16,7 @@ from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
 from dispatchlint.report._json_text import indented_json
 from dispatchlint.report._payload import Report, Reported
+from dispatchlint.report._plain_text import plain_text
 
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _BASE = "%SRCROOT%"
@@ -79,9 +80,9 @@ def _rules(report: Report) -> List[Dict[str, Any]]:
         {
             "id": doc.code,
             "name": doc.name,
-            "shortDescription": {"text": doc.summary},
-            "fullDescription": {"text": doc.description},
-            "help": {"text": doc.documentation, "markdown": doc.documentation},
+            "shortDescription": {"text": plain_text(doc.summary)},
+            "fullDescription": {"text": plain_text(doc.description)},
+            "help": {"text": plain_text(doc.documentation), "markdown": doc.documentation},
             "helpUri": doc.url,
             "defaultConfiguration": {"level": doc.level.value},
         }

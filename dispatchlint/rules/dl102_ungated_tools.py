@@ -35,7 +35,7 @@ def chat(response):
 
 class UngatedTools(Rule):
     """## What it does
-    Opt-in (`--select DL102`). In code that no gate reaches (a project with no gate at all, or a part of it
+    Opt-in (`--extend-select DL102`). In code that no gate reaches (a project with no gate at all, or a part of it
     that shares no import, package or folder with the part that has one: one app of a collection of
     independent apps) and whose tools do not validate their own arguments, as a framework's tools do, reports
     each call that runs a tool from an executor table with the model's raw arguments; the table is the related

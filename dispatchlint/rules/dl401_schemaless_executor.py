@@ -24,7 +24,7 @@ def run(client, messages):
 
 class SchemalessExecutor(Rule):
     """## What it does
-    Opt-in (`--select DL401`). Reports an entry of an executor table for which no parameter schema can be found
+    Opt-in (`--extend-select DL401`). Reports an entry of an executor table for which no parameter schema can be found
     anywhere in the project, with or without a gate. A tool object (a framework tool with its `args_schema`, an
     instance of a tool class), a function a framework decorator turns into a tool (its signature is the schema),
     a function offered to the model as `tools=[fn]` (the SDK derives its schema from the signature) and a
