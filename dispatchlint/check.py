@@ -21,7 +21,7 @@ from dispatchlint.discovery.files import PathMatcher
 from dispatchlint.indexing.grammar import grammar_for
 from dispatchlint.indexing.project import index_read
 from dispatchlint.linking import Project, link_project
-from dispatchlint.findings import Applicability, Finding, SubjectKind, with_unsafe_fix, without_fix
+from dispatchlint.findings import Applicability, Finding, SubjectKind, no_fix_help, unsafe_fix_help
 from dispatchlint.fix import FixError, Fixability, text_edits
 from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem, ProblemKind
@@ -172,8 +172,6 @@ def _decided(fixability: Fixability, finding: Finding) -> Finding:
         fixability.decide(also)
     if decision.fix is not None:
         if decision.unsafe and finding.applicability is Applicability.SAFE:
-            return replace(
-                finding, message=with_unsafe_fix(finding.message, decision.unsafe), applicability=Applicability.UNSAFE
-            )
+            return replace(finding, fix_help=unsafe_fix_help(decision.unsafe), applicability=Applicability.UNSAFE)
         return finding
-    return replace(finding, message=without_fix(finding.message, decision.reason), applicability=Applicability.NONE)
+    return replace(finding, fix_help=no_fix_help(decision.reason), applicability=Applicability.NONE)

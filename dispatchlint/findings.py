@@ -74,6 +74,9 @@ class Finding:
     #: Other subjects the fix takes along where they can be fixed: the other tables one call may read (a resolver
     #: that returns an entry of one of several tables is one finding).
     also_fixes: Tuple[FixSubject, ...] = ()
+    #: Why there is no automatic fix, or why the fix waits for ``--unsafe-fixes``: a line of its own under the
+    #: message (``help: no automatic fix: ...``), as Ruff prints it; empty when the fix is safe or not asked.
+    fix_help: str = ""
 
     @property
     def fixable(self) -> bool:
@@ -87,14 +90,29 @@ class Finding:
         return (self.path, self.span.line, self.span.column, self.code, self.message)
 
 
-def without_fix(message: str, reason: str) -> str:
-    """``message``, saying why there is no automatic fix."""
-    return f"{message} (no automatic fix: {reason})"
+def no_fix_help(reason: str) -> str:
+    """The help line of a finding that has no automatic fix."""
+    return f"no automatic fix: {reason}"
 
 
-def with_unsafe_fix(message: str, reason: str) -> str:
-    """``message``, saying why its fix waits for ``--unsafe-fixes``."""
-    return f"{message} (unsafe fix: {reason})"
+def unsafe_fix_help(reason: str) -> str:
+    """The help line of a finding whose fix waits for ``--unsafe-fixes``."""
+    return f"unsafe fix: {reason}"
 
 
-__all__ = ["Applicability", "Finding", "FixSubject", "Related", "SubjectKind", "with_unsafe_fix", "without_fix"]
+def with_help(finding: Finding) -> str:
+    """The message and its help line in one text, for formats that carry a single message (SARIF, GitHub
+    annotations, editor diagnostics)."""
+    return f"{finding.message}\nhelp: {finding.fix_help}" if finding.fix_help else finding.message
+
+
+__all__ = [
+    "Applicability",
+    "Finding",
+    "FixSubject",
+    "Related",
+    "SubjectKind",
+    "no_fix_help",
+    "unsafe_fix_help",
+    "with_help",
+]

@@ -27,6 +27,7 @@ def test_json_output_shape(run_cli) -> None:
         "code",
         "name",
         "message",
+        "fix_help",
         "path",
         "line",
         "column",

@@ -60,8 +60,8 @@ def test_a_schema_module_that_imports_the_tools_is_an_import_cycle(run_cli, tmp_
     project = write_project(tmp_path, files, {"schemas": "bot.schemas:SCHEMAS"})
     findings = run_cli(project, "--select", "DL102", "--format", "json").findings()
     assert [f["fixable"] for f in findings] == [False]
-    assert findings[0]["message"].endswith(
-        "(no automatic fix: `bot.schemas` (the schema source) imports `bot.tools`: an import cycle)"
+    assert findings[0]["fix_help"] == (
+        "no automatic fix: `bot.schemas` (the schema source) imports `bot.tools`: an import cycle"
     )
 
 
@@ -181,7 +181,7 @@ def test_a_wrap_that_would_break_a_string_use_is_unsafe_and_says_why(body: str, 
     before = _python(project, _RUN_PLAN)
     findings = [f for f in run_cli(project, "--format", "json").findings() if f["code"] == "DL101"]
     assert [f["fix_safety"] for f in findings] == ["unsafe", "unsafe"]
-    assert all(f["message"].endswith(f"(unsafe fix: {reason})") for f in findings), findings[0]["message"]
+    assert all(f["fix_help"] == f"unsafe fix: {reason}" for f in findings), findings[0]["fix_help"]
     sources = python_sources(project)
     result = run_cli(project, "--fix")
     assert result.exit_code == 1 and python_sources(project) == sources  # nothing written
@@ -219,8 +219,8 @@ def test_a_number_taken_for_a_string_makes_the_wrap_unsafe(run_cli, tmp_path: Pa
     builtin.write_text(source.replace(recall, '    limit = int(args["limit"]) if args["limit"].isdigit() else 5\n'))
     findings = [f for f in run_cli(project, "--format", "json").findings() if f["code"] == "DL101"]
     assert [f["fix_safety"] for f in findings] == ["unsafe", "unsafe"]
-    assert "`_recall` takes `limit` for a string (`.isdigit()`" in findings[0]["message"]
-    assert "it gets the `integer` its schema declares" in findings[0]["message"]
+    assert "`_recall` takes `limit` for a string (`.isdigit()`" in findings[0]["fix_help"]
+    assert "it gets the `integer` its schema declares" in findings[0]["fix_help"]
 
 
 # ---------------------------------------------------------------------------------------------- identity and code
@@ -262,9 +262,9 @@ def test_a_wrap_that_would_replace_the_code_a_project_reads_is_unsafe(run_cli, t
     findings = run_cli(project, "--format", "json").findings()
     assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "unsafe")] * 2  # both calls of `fn`
     assert all(
-        f["message"].endswith(
-            "(unsafe fix: `run` reads `__code__` of what it takes from `TOOLS` (bot/tools.py:15), and a wrapper is "
-            "another function)"
+        f["fix_help"] == (
+            "unsafe fix: `run` reads `__code__` of what it takes from `TOOLS` (bot/tools.py:15), and a wrapper is "
+            "another function"
         )
         for f in findings
     )
@@ -282,9 +282,9 @@ def test_a_parameter_handed_a_value_of_the_table_counts_as_the_table(run_cli, tm
     project = write_project(tmp_path, _greeter(reader))
     findings = run_cli(project, "--format", "json").findings()
     assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "unsafe")]
-    assert findings[0]["message"].endswith(
-        "(unsafe fix: `defaults` reads `__defaults__` of its parameter `function` (bot/tools.py:14), which `run` "
-        "(bot/tools.py:19) hands a value of `TOOLS`, and a wrapper is another function)"
+    assert findings[0]["fix_help"] == (
+        "unsafe fix: `defaults` reads `__defaults__` of its parameter `function` (bot/tools.py:14), which `run` "
+        "(bot/tools.py:19) hands a value of `TOOLS`, and a wrapper is another function"
     )
 
 
@@ -329,9 +329,9 @@ def test_a_runtime_wrap_of_tools_whose_code_is_read_is_unsafe(run_cli, tmp_path:
     project = write_project(tmp_path, files, {"schemas": "bot.schemas:SCHEMAS"})
     findings = run_cli(project, "--select", "DL102", "--format", "json").findings()
     assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL102", "unsafe")]
-    assert findings[0]["message"].endswith(
-        "(unsafe fix: `handle` reads `__code__` of what it takes from `function_map` (bot/core.py:8), and a "
-        "wrapper is another function)"
+    assert findings[0]["fix_help"] == (
+        "unsafe fix: `handle` reads `__code__` of what it takes from `function_map` (bot/core.py:8), and a "
+        "wrapper is another function"
     )
     sources = python_sources(project)
     assert run_cli(project, "--select", "DL102", "--fix").exit_code == 1 and python_sources(project) == sources
@@ -361,9 +361,9 @@ def test_a_table_whose_every_dispatch_is_suppressed_is_wrapped_by_no_fix(suppres
     everything = len(suppressed) == len(_SITES)
     assert parse["fixable"] is not everything
     if everything:
-        assert parse["message"].endswith(
-            "(no automatic fix: `BUILTIN_EXECUTORS` is read with raw arguments and cannot be wrapped: every finding "
-            "at the dispatch sites of `BUILTIN_EXECUTORS` is suppressed)"
+        assert parse["fix_help"] == (
+            "no automatic fix: `BUILTIN_EXECUTORS` is read with raw arguments and cannot be wrapped: every finding "
+            "at the dispatch sites of `BUILTIN_EXECUTORS` is suppressed"
         )
     sources = python_sources(project)
     run_cli(project, "--fix")
@@ -547,9 +547,9 @@ def test_a_coercion_ahead_of_a_chain_whose_arm_takes_a_piece_for_a_string_is_uns
     findings = run_cli(project, "--format", "json").findings()
     assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", safety)]
     if safety == "unsafe":
-        assert findings[0]["message"].endswith(
-            "(unsafe fix: the `plan` arm takes `steps` for a string (`.startswith()`, bot/agent.py:10), and after "
-            "the coercion it gets the `array` its schema declares)"
+        assert findings[0]["fix_help"] == (
+            "unsafe fix: the `plan` arm takes `steps` for a string (`.startswith()`, bot/agent.py:10), and after "
+            "the coercion it gets the `array` its schema declares"
         )
     print_plan = "from bot.agent import invoke; print(invoke('plan', {'steps': '[\"a\", \"b\"]'}))"
     before = _python(project, print_plan)

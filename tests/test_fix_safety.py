@@ -139,7 +139,7 @@ def test_no_schema_source_means_no_fix_and_says_what_to_configure(run_cli, tmp_p
     project = copy_project(FIXTURES / "no_gate_project", tmp_path / "project")
     findings = run_cli(project, "--select", "DL102", "--format", "json").findings()
     assert findings and not any(f["fixable"] for f in findings)
-    assert all('schemas = "module:NAME"' in f["message"] for f in findings)
+    assert all('schemas = "module:NAME"' in f["fix_help"] for f in findings)
 
 
 def test_configured_schema_source_is_used(run_cli, tmp_path: Path) -> None:
@@ -212,7 +212,7 @@ def test_a_parse_the_schema_does_not_cover_stays_and_the_finding_says_why(run_cl
     project = write_project(tmp_path, files)
     findings = {f["line"]: f for f in run_cli(project, "--format", "json").findings()}
     assert findings[6]["fixable"] and not findings[7]["fixable"]
-    assert findings[7]["message"].endswith("(no automatic fix: no schema of `plan` declares `extra`)")
+    assert findings[7]["fix_help"] == "no automatic fix: no schema of `plan` declares `extra`"
     run_cli(project, "--fix")
     fixed = (project / "agent" / "tools.py").read_text(encoding="utf-8")
     assert "    steps = args['steps']\n    extra = json.loads(args['extra'])\n" in fixed

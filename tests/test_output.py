@@ -513,3 +513,30 @@ def test_carets_stay_under_the_span_after_escaped_characters(tmp_path: Path, run
     carets = lines[lines.index(shown) + 1]
     assert shown == '26 |         return "\\u009b␛" and fn(agent, args, ctx)'
     assert carets.index("^") == shown.index("fn(") and carets.count("^") == len("fn(agent, args, ctx)")
+
+
+FIXTURES_WITH_FINDINGS = sorted(path for path in FIXTURES.iterdir() if (path / "expected.txt").is_file())
+
+
+@pytest.mark.parametrize("fixture", FIXTURES_WITH_FINDINGS, ids=lambda path: path.name)
+def test_a_message_says_the_effect_and_the_fix_and_the_reason_there_is_none_goes_on_a_help_line(
+    fixture: Path, run_cli
+) -> None:
+    """As Ruff prints it: the message first, then ``help: no automatic fix: ...`` on a line of its own (JSON:
+    ``fix_help``; SARIF, GitHub and the editor: the message, then the help line); no message names an empty
+    function (a pair of backticks with nothing between them)."""
+    findings = run_cli(fixture, "--select", "ALL", "--format", "json").findings()
+    text = run_cli(fixture, "--select", "ALL").stdout
+    sarif = valid_sarif(run_cli(fixture, "--select", "ALL", "--format", "sarif").stdout)
+    sarif_messages = sorted(result["message"]["text"] for result in sarif["runs"][0]["results"])
+    for finding in findings:
+        assert "no automatic fix" not in finding["message"] and "unsafe fix:" not in finding["message"]
+        assert "``" not in finding["message"].replace("```", ""), finding["message"]
+        help_line = finding["fix_help"]
+        if finding["fixable"] and finding["fix_safety"] == "safe":
+            assert help_line is None
+        if help_line is not None:
+            assert help_line.startswith(("no automatic fix: ", "unsafe fix: "))
+            assert f"  help: {help_line}\n" in text
+    expected = sorted(f["message"] + (f"\nhelp: {f['fix_help']}" if f["fix_help"] else "") for f in findings)
+    assert sarif_messages == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Dict
 
+from dispatchlint.findings import with_help
 from dispatchlint.report._payload import Report
 from dispatchlint.report._visible import visible
 
@@ -48,5 +49,6 @@ def render_github(report: Report) -> str:
             "endColumn": span.end_column,
             "title": f"{finding.code} {finding.name}",
         }
-        lines.append(_command(report.rules[finding.code].level.value, properties, f"{finding.code} {finding.message}"))
+        level = report.rules[finding.code].level.value
+        lines.append(_command(level, properties, f"{finding.code} {with_help(finding)}"))
     return "".join(lines)

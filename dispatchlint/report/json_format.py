@@ -47,6 +47,7 @@ def finding_to_dict(reported: Reported, report: Report) -> Dict[str, Any]:
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,
+        "fix_help": finding.fix_help or None,
         **_location(finding, report),
         "fixable": finding.fixable,
         "fix_safety": finding.fix_safety,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 from urllib.parse import quote
 
 from dispatchlint import __version__
+from dispatchlint.findings import with_help
 from dispatchlint.locations import TextEdit
 from dispatchlint.problems import Problem
 from dispatchlint.report._json_text import indented_json
@@ -96,7 +97,7 @@ def _result(reported: Reported, index: int, report: Report, locator: _Locator) -
         "ruleId": finding.code,
         "ruleIndex": index,
         "level": report.rules[finding.code].level.value,
-        "message": {"text": finding.message},
+        "message": {"text": with_help(finding)},
         "locations": [locator.location(reported)],
         "partialFingerprints": {FINGERPRINT_KEY: reported.fingerprint},
     }

@@ -40,6 +40,8 @@ def render_text(
         fix = _MARKERS[finding.applicability]
         out.append(f"{location} {code}{fix} {visible(finding.message)}")
         out.extend(_snippet(finding, _lines(cache, cwd / finding.path), color))
+        if finding.fix_help:
+            out.append(f"  help: {visible(finding.fix_help)}")
         if verbose and finding.trace:
             out.append("  trace:")
             for number, step in enumerate(finding.trace, start=1):

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from dispatchlint.locations import Location, Span
-from dispatchlint.findings import Finding
+from dispatchlint.findings import Finding, with_help
 from dispatchlint.problems import Problem, ProblemKind
 from dispatchlint.report import Level, RuleDoc
 from dispatchlint.server._analysis import Analysis
@@ -53,7 +53,7 @@ class Diagnostics:
         ]
         return types.Diagnostic(
             range=self.range(finding.path, finding.span),
-            message=finding.message,
+            message=with_help(finding),
             severity=_SEVERITY[rule.level],
             code=finding.code,
             code_description=types.CodeDescription(href=rule.url),
