@@ -81,6 +81,16 @@ class Result:
 
 
 @dataclass(frozen=True)
+class OutsideFix:
+    """A finding a fix confined to one file left as it is (:func:`fix`'s ``confined_to``): its fix edits other
+    files too (a table wrapped in the module that defines it), which that fix must not touch."""
+
+    finding: Finding
+    #: The other files its fix changes (absolute).
+    files: Tuple[Path, ...]
+
+
+@dataclass(frozen=True)
 class FixResult:
     """What :func:`fix` did: the analyses of its passes and the files its fixes change."""
 
@@ -99,6 +109,8 @@ class FixResult:
     written: bool = False
     #: What to tell the user after: a dependency the fixes create, to declare by hand.
     advice: Tuple[str, ...] = ()
+    #: With ``confined_to``: the findings of the last pass left unfixed because their fix edits other files.
+    outside: Tuple[OutsideFix, ...] = ()
 
     @property
     def before(self) -> Result:
@@ -150,9 +162,14 @@ def fix(
     write: bool = True,
     waiting: Optional[Callable[[Path], None]] = None,
     cwd: Optional[PathLike] = None,
+    confined_to: Optional[PathLike] = None,
 ) -> FixResult:
     """Fix the findings :func:`check` reports for ``paths``: the safe fixes, and with ``unsafe`` the unsafe ones
     too; then report what remains.
+
+    With ``confined_to`` (a file: text from stdin, an editor's buffer), only the fixes that change that file alone
+    are made, each whole or not at all: a fix that would also edit another file (wrap a table defined there,
+    declare a dependency in ``pyproject.toml``) is left out, and :attr:`FixResult.outside` names its finding.
 
     Every pass is computed in memory, each analysing what the ones before it made, until a pass changes nothing
     (at most :data:`MAX_FIX_PASSES`). With ``write``, the files are then written once, all or none, while the fix
@@ -161,13 +178,14 @@ def fix(
     """
     options = replace(settings or RunOptions(), reuse_results=False)  # the fixes need the linked project
     targets, folder = _paths(paths), _folder(cwd)
+    confined = (folder / confined_to).resolve() if confined_to is not None else None
     if not write:
-        return _fix_passes(targets, options, unsafe, folder)
+        return _fix_passes(targets, options, unsafe, folder, confined)
     roots = [plan.root for plan in plan_run(targets, options, folder)]
     # Analysed under the lock: an analysis from before another fix wrote would fix files that are gone.
     with fix_lock(roots, waiting or (lambda root: None)):
         recovered = _recover(roots)
-        outcome = _fix_passes(targets, options, unsafe, folder)
+        outcome = _fix_passes(targets, options, unsafe, folder, confined)
         write_all(outcome.changes, roots)
     before = replace(outcome.passes[0], recovered=recovered)
     return replace(outcome, passes=(before,) + outcome.passes[1:], written=bool(outcome.changes))
@@ -178,15 +196,19 @@ def _recover(roots: Sequence[Path]) -> Tuple[Recovery, ...]:
     return tuple(recovery for root in sorted(set(roots)) for recovery in recover_interrupted(root))
 
 
-def _fix_passes(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path) -> FixResult:
+def _fix_passes(
+    targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path, confined: Optional[Path]
+) -> FixResult:
     def passes() -> FixResult:
         with deep_recursion():  # the fixes walk libcst trees as deep as the deepest module Python accepts
-            return _converge(targets, options, unsafe, cwd)
+            return _converge(targets, options, unsafe, cwd, confined)
 
     return on_deep_stack(passes)
 
 
-def _converge(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path) -> FixResult:
+def _converge(
+    targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path, confined: Optional[Path]
+) -> FixResult:
     def analysed(fixed: Mapping[Path, bytes]) -> Result:
         started = time.perf_counter()
         pass_options = replace(options, contents={**options.contents, **fixed}, fix_edits=False)  # the last only
@@ -200,7 +222,7 @@ def _converge(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path)
     advice: List[str] = []
     converged = False
     for done in range(MAX_FIX_PASSES + 1):
-        step = _fix_pass(passes[-1], unsafe)
+        step = _fix_pass(passes[-1], unsafe, confined)
         advice.extend(line for line in step.advice if line not in advice)
         if not step.changes:
             converged = True
@@ -223,6 +245,7 @@ def _converge(targets: List[Path], options: RunOptions, unsafe: bool, cwd: Path)
         converged,
         step.held,
         advice=tuple(advice),
+        outside=tuple(step.outside),
     )
 
 
@@ -234,24 +257,46 @@ class _Pass:
     notes: Dict[Path, List[str]]
     held: int
     advice: List[str]
+    #: The findings left because their fix edits a file other than the one the fixes are confined to.
+    outside: List[OutsideFix]
 
 
-def _fix_pass(result: Result, unsafe: bool) -> _Pass:
+def _fix_pass(result: Result, unsafe: bool, confined: Optional[Path]) -> _Pass:
     changes: Dict[Path, Tuple[bytes, bytes]] = {}
     notes: Dict[Path, List[str]] = {}
     advice: List[str] = []
+    outside: List[OutsideFix] = []
     held = 0
     for project in result.projects:
         fixable = [finding for finding in project.findings if finding.fixable]
         chosen = [finding for finding in fixable if unsafe or finding.applicability is Applicability.SAFE]
         held += len(fixable) - len(chosen)
+        if confined is not None:
+            chosen = _confine(project, chosen, unsafe, confined, outside)
         outcome = fixes.plan_fixes(project.linked()[1], project.root, chosen, unsafe)
         advice.extend(outcome.advice)
         for path, change in outcome.changes.items():
             if change[0] != change[1]:
                 changes[path] = change
                 notes[path] = outcome.notes[path]
-    return _Pass(changes, notes, held, advice)
+    return _Pass(changes, notes, held, advice, outside)
+
+
+def _confine(
+    project: RunResult, chosen: Sequence[Finding], unsafe: bool, confined: Path, outside: List[OutsideFix]
+) -> List[Finding]:
+    """The findings of ``chosen`` whose fix, planned alone, changes no file but ``confined``; the others are added
+    to ``outside`` with the files their fix would change."""
+    preview = fixes.FixPreview(project.linked()[1], project.root, unsafe)
+    kept = []
+    for finding in chosen:
+        changed = preview.changes(finding)
+        others = tuple(sorted(path for path, (old, new) in changed.items() if old != new and path != confined))
+        if others:
+            outside.append(OutsideFix(finding, others))
+        else:
+            kept.append(finding)
+    return kept
 
 
 def _paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
@@ -272,6 +317,7 @@ __all__ = [
     "Finding",
     "FixError",
     "FixResult",
+    "OutsideFix",
     "Problem",
     "Result",
     "RunOptions",

@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
 
 import click
 
@@ -44,6 +44,8 @@ from dispatchlint.report import (
 from dispatchlint.rules import RULES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: The path that reads the file to check from stdin.
+STDIN = Path("-")
 #: The output formats that carry what each fix would change (planned once, then stored with the results).
 _WITH_EDITS = ("json", "sarif")
 _FORMATS = ("text", "json", "sarif", "github")
@@ -67,8 +69,6 @@ _CONFLICTS: Tuple[Tuple[str, str], ...] = (
     ("statistics", "diff"),
     ("show_files", "show_settings"),
     *((show, other) for show in ("show_files", "show_settings") for other in ("graph", "fix", "diff", "statistics")),
-    ("stdin_filename", "fix"),
-    ("stdin_filename", "diff"),
     ("quiet", "verbose"),
     ("no_cache", "cache_dir"),
 )
@@ -116,6 +116,23 @@ class _Options:
     def machine(self) -> bool:
         return self.output_format != "text"
 
+    @property
+    def stdin(self) -> Optional[Path]:
+        """The file the text on stdin stands for: ``--stdin-filename``, else ``-`` when ``-`` is the path."""
+        if self.stdin_filename is not None:
+            return self.stdin_filename
+        return STDIN if STDIN in self.paths else None
+
+    @property
+    def stdin_file(self) -> Optional[Path]:
+        """:attr:`stdin`, absolute: where the text on stdin stands in for a file's contents."""
+        return (Path.cwd() / self.stdin).resolve() if self.stdin is not None else None
+
+    @property
+    def fixes_stdin(self) -> bool:
+        """``--fix`` of the text on stdin: the fixed text goes to stdout, the report to stderr (as Ruff does)."""
+        return self.stdin is not None and self.fix
+
     def given(self, name: str) -> bool:
         return bool(getattr(self, name))
 
@@ -136,8 +153,10 @@ def _refuse_conflicts(options: _Options) -> None:
         raise UsageError("--unsafe-fixes applies fixes: use it with --fix or --diff")
     if options.update_baseline and options.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
-    if options.stdin_filename is not None and any(str(path) != "-" for path in options.paths):
+    if options.stdin_filename is not None and any(path != STDIN for path in options.paths):
         raise UsageError("--stdin-filename checks stdin: give no PATHS (or `-`)")
+    if STDIN in options.paths and len(options.paths) > 1:
+        raise UsageError("`-` checks stdin: give no other PATHS")
     stdin_file = options.stdin_filename
     if stdin_file is not None and (stdin_file.name in ("", ".", "..") or stdin_file.is_dir()):
         raise UsageError(f"--stdin-filename names the file stdin holds, not a folder: {stdin_file}")
@@ -156,15 +175,17 @@ def _use_color(choice: str, tty: bool) -> bool:
 
 
 class _Report:
-    """Where the report goes: standard output, or ``--output-file`` (written once, at the end)."""
+    """Where the report goes: standard output (standard error when ``to_stderr``: stdout carries fixed text), or
+    ``--output-file`` (written once, at the end)."""
 
-    def __init__(self, path: Optional[Path]) -> None:
+    def __init__(self, path: Optional[Path], to_stderr: bool = False) -> None:
         self.path = path
+        self.to_stderr = to_stderr
         self.parts: List[str] = []
 
     @property
     def tty(self) -> bool:
-        return self.path is None and sys.stdout.isatty()
+        return self.path is None and (sys.stderr if self.to_stderr else sys.stdout).isatty()
 
     def write(self, text: str) -> None:
         self.parts.append(text)
@@ -172,7 +193,7 @@ class _Report:
     def close(self, color: bool) -> None:
         text = "".join(self.parts)
         if self.path is None:
-            click.echo(text, nl=False, color=color)
+            click.echo(text, nl=False, color=color, err=self.to_stderr)
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +283,7 @@ _CHECK, _REPORT, _FIXING, _SETTINGS, _INFO = _GROUPS
     "--stdin-filename",
     type=click.Path(path_type=Path),
     metavar="PATH",
-    help="Check the text on stdin as the contents of PATH, in the context of its project.",
+    help="Check the text on stdin as the contents of PATH, in the context of its project (with --fix: print it fixed).",
 )
 @_option(
     _REPORT,
@@ -344,7 +365,7 @@ def command(**values: Any) -> int:
     """
     options = _Options(**values)
     _refuse_conflicts(options)
-    report = _Report(options.output_file)
+    report = _Report(options.output_file, to_stderr=options.fixes_stdin)
     color = _use_color(options.color, report.tty)
     code = _run(options, report)
     report.close(color and not options.machine)
@@ -373,8 +394,16 @@ def _run(options: _Options, report: _Report) -> int:
     baseline = options.baseline
     # Read before anything runs: a missing baseline is an error, never a silent recording (--update-baseline records)
     recorded = read_baseline(baseline) if baseline is not None and not options.update_baseline else None
-    outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does
-        api.fix(paths, unsafe=options.unsafe_fixes, settings=run_options, write=not options.diff, waiting=_waiting)
+    stdin = options.stdin_file
+    outcome = (  # --diff shows the fixes instead of writing them, as Ruff's does; stdin's fixes write no file
+        api.fix(
+            paths,
+            unsafe=options.unsafe_fixes,
+            settings=run_options,
+            write=not options.diff and stdin is None,
+            waiting=_waiting,
+            confined_to=stdin,
+        )
         if options.fix or options.diff
         else None
     )
@@ -396,8 +425,12 @@ def _run(options: _Options, report: _Report) -> int:
         return EXIT_CLEAN
     if outcome is not None and options.diff:
         return _diff(outcome, options, report)
+    contents = dict(run_options.contents)  # the text of the files not on disk, as fixed
     if outcome is not None:
-        _print_fixes(outcome, options)
+        contents.update((path, new) for path, (_, new) in outcome.changes.items() if path in contents)
+        _print_fixes(outcome, options, stdin)
+    if stdin is not None and options.fixes_stdin:
+        click.echo(contents[stdin], nl=False)  # the whole text, fixed, byte for byte
     errors = [error for result in results for error in result.errors]
     for error in errors:
         click.echo(visible(f"error: {error}"), err=True)
@@ -408,7 +441,7 @@ def _run(options: _Options, report: _Report) -> int:
     if hidden:
         _note(options, f"{hidden} finding{'s' if hidden != 1 else ''} hidden by the baseline {baseline}\n")
     fixed = max(0, found_before - len(found)) if found_before is not None else 0
-    report.write(_render(results, found, options, report, run_options, fixed))
+    report.write(_render(results, found, options, report, contents, fixed))
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if found and not options.exit_zero else EXIT_CLEAN
@@ -484,10 +517,10 @@ def _run_options(options: _Options) -> Tuple[List[Path], RunOptions]:
     """The paths to check and what the command line adds to the project's settings (stdin read here)."""
     paths = list(options.paths)
     contents = {}
-    if options.stdin_filename is not None:
-        target = options.stdin_filename
-        contents[(Path.cwd() / target).resolve()] = sys.stdin.buffer.read()
-        paths = [target]
+    stdin_file = options.stdin_file
+    if stdin_file is not None:
+        contents[stdin_file] = sys.stdin.buffer.read()
+        paths = [stdin_file]
     run_options = RunOptions(
         select=_codes(options.select),
         extend_select=_codes(options.extend_select),
@@ -521,10 +554,11 @@ def _render(
     found: Sequence[Keyed],
     options: _Options,
     report: _Report,
-    run_options: RunOptions,
+    contents: Mapping[Path, bytes],
     fixed: int,
 ) -> str:
-    """The report; ``fixed``: how many findings ``--fix`` fixed, for the text summary."""
+    """The report; ``contents``: the text of files not read from disk (stdin), for the snippets; ``fixed``: how
+    many findings ``--fix`` fixed, for the text summary."""
     findings = [item.finding for item in found]
     cwd = Path.cwd()
     if options.statistics:
@@ -532,9 +566,7 @@ def _render(
     machine = {"json": render_json, "sarif": render_sarif, "github": render_github}.get(options.output_format)
     if machine is not None:
         return machine(_report(results, found, cwd))
-    sources = {
-        _shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in run_options.contents.items()
-    }
+    sources = {_shown_path(path, cwd): data.decode("utf-8", errors="replace") for path, data in contents.items()}
     color = _use_color(options.color, report.tty)
     return render_text(findings, color, cwd, options.verbose, summary=not options.quiet, sources=sources, fixed=fixed)
 
@@ -582,7 +614,7 @@ def _diff(outcome: api.FixResult, options: _Options, report: _Report) -> int:
     changes = outcome.changes
     report.write(render_diff(changes, Path.cwd()))
     rewritten = f"{len(changes)} file{'s' if len(changes) != 1 else ''} would be rewritten\n"
-    _note(options, rewritten + _advice(outcome) + _held(outcome))
+    _note(options, rewritten + _advice(outcome) + _outside(outcome) + _held(outcome))
     _print_warnings(outcome.warnings, options)
     return EXIT_FINDINGS if changes else EXIT_CLEAN
 
@@ -601,12 +633,29 @@ def _print_recovered(recovered: Sequence[Recovery], options: _Options) -> None:
             _note(options, f"warning: {_shown_path(path, cwd)} changed after an interrupted --fix; left as it is\n")
 
 
-def _print_fixes(outcome: api.FixResult, options: _Options) -> None:
-    """``--fix``: which files were rewritten and how, pyupgrade style; the fixes held for ``--unsafe-fixes``."""
+def _print_fixes(outcome: api.FixResult, options: _Options, stdin: Optional[Path]) -> None:
+    """``--fix``: which files were rewritten and how, pyupgrade style (stdin's text: fixed, not written); the
+    fixes held for ``--unsafe-fixes``."""
     for path in outcome.changes:
-        _note(options, f"Rewriting {_shown_path(path, Path.cwd())}: {'; '.join(outcome.notes[path])}\n")
-    _note(options, _advice(outcome) + _held(outcome))
+        shown = _shown_path(path, Path.cwd())
+        done = f"Fixing stdin ({shown})" if path == stdin else f"Rewriting {shown}"
+        _note(options, f"{done}: {'; '.join(outcome.notes[path])}\n")
+    _note(options, _advice(outcome) + _outside(outcome) + _held(outcome))
     _print_warnings(outcome.warnings, options)
+
+
+def _outside(outcome: api.FixResult) -> str:
+    """The findings a fix of stdin left: their fix edits other files, which it never writes."""
+    cwd = Path.cwd()
+    lines = []
+    for left in outcome.outside:
+        finding = left.finding
+        files = ", ".join(_shown_path(path, cwd) for path in left.files)
+        lines.append(
+            f"note: {finding.path}:{finding.span.line}:{finding.span.column}: {finding.code} not fixed: its fix "
+            f"edits {files}, and a fix of stdin writes no file (run dispatchlint --fix on the saved files)\n"
+        )
+    return "".join(lines)
 
 
 def _advice(outcome: api.FixResult) -> str:

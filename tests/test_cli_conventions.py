@@ -238,6 +238,85 @@ def test_stdin_is_checked_as_the_named_file_in_its_project(tmp_path: Path) -> No
 def test_stdin_with_paths_is_a_usage_error(run_cli) -> None:
     result = run_cli(EXAMPLE, "--stdin-filename", "taskbot/loop.py", "taskbot")
     assert result.exit_code == 2 and "--stdin-filename" in result.stderr
+    dash = run_cli(EXAMPLE, "-", "taskbot")
+    assert dash.exit_code == 2 and "`-` checks stdin: give no other PATHS" in dash.stderr
+
+
+def _files(project: Path) -> dict:
+    return {path: path.read_bytes() for path in project.rglob("*") if path.is_file()}
+
+
+def test_stdin_fix_prints_the_whole_fixed_text_and_writes_nothing(tmp_path: Path) -> None:
+    """As Ruff's: the fixed text on stdout (what ``--fix`` would write to the file), the report on stderr, every
+    file on disk untouched; here the findings of other modules whose table the file defines are fixed too."""
+    project = _example(tmp_path)
+    before = _files(project)
+    builtin = (project / "taskbot" / "builtin.py").read_text(encoding="utf-8")
+    completed = _stdin_run(project, builtin, "--stdin-filename", "taskbot/builtin.py", "--fix")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == (FIXTURES / "fix_example" / "expected_fixed" / "taskbot" / "builtin.py").read_text()
+    assert "Fixing stdin (taskbot/builtin.py): wrap `BUILTIN_EXECUTORS` with `coerce_tool_args`" in completed.stderr
+    assert completed.stderr.endswith("Found 3 findings (3 fixed, 0 remaining).\n"), completed.stderr
+    assert _files(project) == before
+
+
+def test_stdin_fix_leaves_out_a_fix_that_edits_another_file(tmp_path: Path) -> None:
+    """The fix of ``loop.py``'s finding wraps the table in ``builtin.py``: a fix of stdin writes no file, so it is
+    left out whole (never half-made in the text alone), stderr says so, and the finding remains (exit 1)."""
+    project = _example(tmp_path)
+    before = _files(project)
+    loop = (project / "taskbot" / "loop.py").read_text(encoding="utf-8")
+    completed = _stdin_run(project, loop, "--stdin-filename", "taskbot/loop.py", "--fix")
+    assert completed.returncode == 1 and completed.stdout == loop, completed.stderr
+    assert (
+        "note: taskbot/loop.py:26:16: DL101 not fixed: its fix edits taskbot/builtin.py, and a fix of stdin writes "
+        "no file (run dispatchlint --fix on the saved files)\n"
+    ) in completed.stderr
+    assert "taskbot/loop.py:26:16: DL101 [*]" in completed.stderr and "Found 1 finding." in completed.stderr
+    as_json = _stdin_run(project, loop, "--stdin-filename", "taskbot/loop.py", "--fix", "--format", "json")
+    report = json.loads(as_json.stderr[as_json.stderr.index("{") :])
+    assert as_json.stdout == loop and [finding["line"] for finding in report["findings"]] == [26]
+    assert _files(project) == before
+
+
+_LOCAL_TABLE = """import json
+
+from taskbot.gate import coerce_tool_args
+
+
+def _echo(args):
+    return " ".join(args["words"])
+
+
+TOOLS = {"echo": _echo}
+
+
+def gated(name, raw):
+    return TOOLS[name](coerce_tool_args(name, json.loads(raw)))
+
+
+def ungated(name, raw):
+    return TOOLS[name](json.loads(raw))
+"""
+
+
+def test_a_dash_reads_stdin_as_the_file_named_dash(tmp_path: Path) -> None:
+    """``-`` without ``--stdin-filename``: the text is a file of the working folder's project named ``-``."""
+    project = _example(tmp_path)
+    before = _files(project)
+    checked = _stdin_run(project, _LOCAL_TABLE, "-")
+    assert checked.returncode == 1 and "-:18:12: DL101 [*] " in checked.stdout, checked.stderr
+    assert "18 |     return TOOLS[name](json.loads(raw))" in checked.stdout
+    as_json = _stdin_run(project, _LOCAL_TABLE, "-", "--format", "json")
+    assert [finding["path"] for finding in json.loads(as_json.stdout)["findings"]] == ["-"]
+    fixed = _stdin_run(project, _LOCAL_TABLE, "-", "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "_RAW_TOOLS = {" in fixed.stdout and fixed.stdout.endswith("    return TOOLS[name](json.loads(raw))\n")
+    assert "Fixing stdin (-): wrap `TOOLS` with `coerce_tool_args`" in fixed.stderr
+    assert "Found 1 finding (1 fixed, 0 remaining)." in fixed.stderr
+    diff = _stdin_run(project, _LOCAL_TABLE, "-", "--diff")
+    assert diff.returncode == 1 and diff.stdout.startswith("--- a/-\n+++ b/-\n"), diff.stderr
+    assert _files(project) == before
 
 
 @pytest.mark.parametrize("name", [".", "..", "taskbot", "taskbot/"])
@@ -284,7 +363,6 @@ def test_an_output_file_that_is_an_analysed_source_is_refused(tmp_path: Path, ru
         (["--list-rules", "--format", "github"], "--list-rules prints text or json"),
         (["--show-files", "--fix"], "--show-files cannot be combined with --fix"),
         (["-q", "-v"], "--quiet cannot be combined with --verbose"),
-        (["--stdin-filename", "x.py", "--fix"], "--stdin-filename cannot be combined with --fix"),
     ],
 )
 def test_conflicting_options_are_usage_errors(tmp_path: Path, run_cli, arguments: list, message: str) -> None:

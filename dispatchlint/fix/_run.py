@@ -41,12 +41,14 @@ def plan_fixes(fixability: Fixability, root: Path, findings: Sequence[Finding], 
 
 
 class FixPreview:
-    """What ``--fix`` would change for each finding alone (the machine formats' edits): each file is parsed once
-    and each set of fix subjects planned once, however many findings share them (the sites of one table)."""
+    """What ``--fix`` would change for each finding alone (the machine formats' edits; with ``unsafe`` False, the
+    safe fixes only, as a plain ``--fix`` would): each file is parsed once and each set of fix subjects planned
+    once, however many findings share them (the sites of one table)."""
 
-    def __init__(self, fixability: Fixability, root: Path) -> None:
+    def __init__(self, fixability: Fixability, root: Path, unsafe: bool = True) -> None:
         self._fixability = fixability
         self._root = root
+        self._unsafe = unsafe
         self._sources = Sources(root, fixability.contents)  # a plan never changes the trees it reads
         self._planned: Dict[FrozenSet[FixSubject], Union[FixOutcome, FixError]] = {}
 
@@ -56,7 +58,7 @@ class FixPreview:
         outcome = self._planned.get(subjects)
         if outcome is None:
             try:
-                outcome = _plan(self._fixability, self._root, subjects, self._sources, unsafe=True)
+                outcome = _plan(self._fixability, self._root, subjects, self._sources, self._unsafe)
             except FixError as error:
                 outcome = error
             self._planned[subjects] = outcome

@@ -77,5 +77,8 @@ class Report:
 def anchored(cwd: Path, path: str) -> str:
     """``path`` (relative to ``cwd``) as the machine formats give it: absolute, with forward slashes, as Ruff's
     JSON and GitHub formats give it, so that the same project gives the same output from any folder (a GitHub
-    annotation finds its file when the command runs in a sub-folder of the repository)."""
+    annotation finds its file when the command runs in a sub-folder of the repository). Text read from stdin with
+    no name (the path ``-``) is ``-``, as Ruff names it."""
+    if path == "-":
+        return path
     return Path(os.path.normpath(cwd / path)).as_posix()
