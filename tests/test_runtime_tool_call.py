@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from types import MappingProxyType
 from typing import Any, List, Tuple
 
 import pytest
@@ -54,6 +55,31 @@ def test_what_cannot_be_parsed_comes_back_as_it_came(raw: Any) -> None:
 def test_valid_arguments_come_back_as_the_same_object() -> None:
     args = {"query": "q", "limit": 5}
     assert coerce_tool_call(SEARCH, args) is args
+
+
+#: A schema whose top wants an array: a lone object sent for it would be wrapped in a list.
+LIST_OF_OBJECTS = {"type": "array", "items": {"type": "object", "properties": {"limit": {"type": "integer"}}}}
+
+
+def test_arguments_that_are_an_object_stay_one_even_where_the_schema_wants_a_list() -> None:
+    args = {"limit": "5"}
+    view = MappingProxyType(args)
+    assert coerce_args(LIST_OF_OBJECTS, args) is args
+    assert coerce_args(LIST_OF_OBJECTS, view) is view
+    assert coerce_tool_call(LIST_OF_OBJECTS, args) is args
+    assert coerce_tool_call(LIST_OF_OBJECTS, None) == {}
+    assert coerce_tool_call(LIST_OF_OBJECTS, '{"limit": "5"}') == {"limit": "5"}
+
+
+def test_a_value_that_is_not_an_object_is_still_repaired_against_such_a_schema() -> None:
+    assert coerce_args(LIST_OF_OBJECTS, '{"limit": "5"}') == [{"limit": 5}]
+
+
+def test_a_wrapped_tool_gets_its_arguments_as_an_object_even_where_the_schema_wants_a_list() -> None:
+    table = wrap_table({"search": lambda args: args, "find": lambda **kwargs: kwargs}, lambda name: LIST_OF_OBJECTS)
+    args = {"limit": "5"}
+    assert table["search"](args) is args
+    assert table["find"](limit="5") == {"limit": "5"}
 
 
 def test_coerce_args_reports_repairs_with_the_tool_definitions_name() -> None:

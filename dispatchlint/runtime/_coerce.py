@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterator, Optional, Tuple
+from collections.abc import Mapping as AbstractMapping
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, overload
 
 from ._json import MISSING, OBJECT, json_kind, strict_json
 from ._cache import PLANS, apply_schema
@@ -13,6 +14,11 @@ from .contract import PACKAGE
 #: ``on_repair(tool_name, pointer, before, after)``, called for every repaired value (``pointer`` is a JSON
 #: pointer such as ``/steps/0/done`` using the registry's property names).
 RepairCallback = Callable[[str, str, Any, Any], None]
+#: A tool call's arguments already parsed: they come back as they came (a dict or another mapping), or repaired
+#: as a new dict. Typed so that a dict gives a ``Dict[str, Any]`` and a ``Mapping`` a ``Mapping``.
+Arguments = TypeVar("Arguments", bound=Mapping[str, Any])
+#: A tool call's arguments as JSON text; what does not parse to an object comes back as this same text.
+Text = TypeVar("Text", str, bytes, bytearray)
 
 #: Where the runtime reports what it absorbs so as never to fail a tool call: a callback that raised, a schema
 #: source that raised.
@@ -21,7 +27,9 @@ _COERCING = PLANS[True]
 _COERCING_PLANS = _COERCING.by_identity
 
 
-def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallback] = None) -> Any:
+def coerce_args(
+    parameters: Any, args: Arguments, *, on_repair: Optional[RepairCallback] = None
+) -> Union[Arguments, Dict[str, Any]]:
     """Repair a model's arguments against the tool's parameters schema (or whole tool definition).
 
     At each object level, sanitized property names are first mapped back to the registry's names (see
@@ -33,6 +41,9 @@ def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallbac
 
     Pure: ``args`` is never mutated, and is returned itself when nothing changed (repaired containers are new
     plain dicts and lists that share the unchanged parts). Never raises, whatever the schema or the arguments.
+    Arguments that are an object stay one, as typed (a dict gives a dict, a mapping a mapping): where the
+    schema's top does not admit an object (``{"type": "array"}`` would wrap them in a list), they come back as
+    they came. Only dicts are repaired: another ``Mapping`` (``MappingProxyType``...) comes back as it came.
     The schema is compiled once, on first use, and cached by identity and by content (an equal schema built
     anew for each call finds the same plan): do not change a schema in place afterwards.
     Values nested deeper than the schema walk's bound (100 levels of subschemas and references) are left alone.
@@ -41,15 +52,22 @@ def coerce_args(parameters: Any, args: Any, *, on_repair: Optional[RepairCallbac
     for a bare parameters schema), a JSON pointer, the value before and after. A callback that raises is
     logged on the ``dispatchlint.runtime`` logger and the call goes on.
     """
-    try:
-        repaired = (_COERCING_PLANS.get(id(parameters)) or _COERCING.plan(parameters)).repair(args)
-    except Exception:  # the gate must never be what fails a tool call; a value it cannot handle stays as it is
-        return args  # (UnionBudgetError too: the call's unions ran out of budget)
+    repaired: Union[Arguments, Dict[str, Any]] = repaired_arguments(parameters, args)
     if on_repair is not None and repaired is not args:
         report_repairs(tool_name(parameters), parameters, args, repaired, on_repair)
     return repaired
 
 
+@overload
+def coerce_tool_call(parameters: Any, raw: None, *, on_repair: Optional[RepairCallback] = None) -> Dict[str, Any]: ...
+@overload
+def coerce_tool_call(
+    parameters: Any, raw: Arguments, *, on_repair: Optional[RepairCallback] = None
+) -> Union[Arguments, Dict[str, Any]]: ...
+@overload
+def coerce_tool_call(
+    parameters: Any, raw: Text, *, on_repair: Optional[RepairCallback] = None
+) -> Union[Dict[str, Any], Text]: ...
 def coerce_tool_call(parameters: Any, raw: Any, *, on_repair: Optional[RepairCallback] = None) -> Any:
     """The arguments of a tool call as the provider sends them, parsed and repaired: the one call a loop needs.
 
@@ -57,6 +75,8 @@ def coerce_tool_call(parameters: Any, raw: Any, *, on_repair: Optional[RepairCal
     an empty or blank text is ``{}``), a mapping, or None (``{}``). The result is ``coerce_args`` of what was
     parsed. Never raises: a text that is not JSON, or whose value is not an object even once repaired (a JSON
     string holding an object's text is one), is returned as it came, for the tool's own validation to report.
+    So None and a dict give a dict, a mapping a mapping, and a text a dict or that same text (typed
+    ``Union[Dict[str, Any], str]``: test ``isinstance(result, dict)`` before ``tool(**result)``).
     """
     if raw is None:
         return coerce_args(parameters, {}, on_repair=on_repair)
@@ -71,6 +91,18 @@ def coerce_tool_call(parameters: Any, raw: Any, *, on_repair: Optional[RepairCal
         return raw
     repaired = coerce_args(parameters, parsed, on_repair=on_repair)
     return repaired if json_kind(repaired) == OBJECT else raw
+
+
+def repaired_arguments(parameters: Any, args: Any) -> Any:
+    """``args`` repaired against ``parameters``; ``args`` itself when nothing changed, when the repair failed, and
+    when arguments that are an object would not be one once repaired (as ``coerce_args``'s type says)."""
+    try:
+        repaired = (_COERCING_PLANS.get(id(parameters)) or _COERCING.plan(parameters)).repair(args)
+        if repaired is not args and isinstance(args, AbstractMapping) and not isinstance(repaired, dict):
+            return args
+    except Exception:  # the gate must never be what fails a tool call; a value it cannot handle stays as it is
+        return args  # (UnionBudgetError too: the call's unions ran out of budget)
+    return repaired
 
 
 def report_repairs(name: str, parameters: Any, before: Any, after: Any, on_repair: RepairCallback) -> None:

@@ -17,8 +17,7 @@ from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
 from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
-from ._coerce import RepairCallback, log, report_repairs
-from ._cache import apply_schema
+from ._coerce import RepairCallback, log, repaired_arguments, report_repairs
 from ._schema import tool_parameters
 from .contract import ARGUMENT_PARAMETER_NAMES, SCHEMA_ENVELOPE_KEYS
 
@@ -170,10 +169,7 @@ class _Gate:
         parameters = self.lookup(self.name)
         if parameters is None:
             return args
-        try:
-            repaired = apply_schema(parameters, args, True)
-        except Exception:  # as coerce_args: a value the gate cannot handle stays as it is
-            return args
+        repaired = repaired_arguments(parameters, args)
         if repaired is not args and self.on_repair is not None:
             report_repairs(self.name, parameters, args, repaired, self.on_repair)
         return repaired
@@ -191,8 +187,7 @@ def _wrap_executor(
     if slot is None:
 
         def repair_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-            repaired = gate(kwargs) if kwargs else kwargs
-            return args, repaired if isinstance(repaired, dict) else kwargs
+            return args, gate(kwargs) if kwargs else kwargs
 
     else:
         index, keyword = slot
