@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from types import MappingProxyType
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pytest
 
@@ -138,6 +138,41 @@ def test_a_schema_source_that_raises_means_no_schema_for_that_call(
     with caplog.at_level(logging.ERROR, logger="dispatchlint.runtime"):
         assert table["search"](args) is args
     assert "registry down" in caplog.text and "'search'" in caplog.text
+
+
+class _FlakyRegistry:
+    """Raises what it is told to, or answers the schema; counts the calls."""
+
+    def __init__(self) -> None:
+        self.error: Optional[Exception] = RuntimeError("registry down")
+        self.calls = 0
+
+    def __call__(self, name: str) -> Any:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return SEARCH
+
+
+def test_a_failing_schema_source_is_logged_once_per_tool_and_asked_again_on_every_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = _FlakyRegistry()
+    args = {"limit": "5"}
+    with caplog.at_level(logging.ERROR, logger="dispatchlint.runtime"):
+        # wrapping reads each tool's schema once (for the executor's parameters): the first failures
+        table = wrap_table({"search": lambda args: args, "find": lambda args: args}, source)
+        assert [record.args for record in caplog.records] == [("RuntimeError", "search"), ("RuntimeError", "find")]
+        for _ in range(100):
+            assert table["search"](args) is args
+            assert table["find"](args) is args
+        assert len(caplog.records) == 2 and source.calls == 202
+        source.error = ValueError("bad schema")  # another kind of failure is news
+        table["search"](args)
+        assert caplog.records[2].args == ("ValueError", "search")
+        source.error = None  # the registry is back: the tool's arguments are repaired again
+        assert table["search"](args) == {"limit": 5}
+    assert len(caplog.records) == 3 and "bad schema" in caplog.text
 
 
 def test_a_schema_source_raising_lookup_error_is_silent(caplog: pytest.LogCaptureFixture) -> None:
