@@ -8,7 +8,7 @@ from typing import Any, List, Optional, Tuple
 
 import pytest
 
-from dispatchlint.runtime import coerce_args, coerce_tool_call, wrap_table
+from dispatchlint.runtime import UNNAMED_TOOL, coerce_args, coerce_tool_call, wrap_table
 
 KEEP: Any = object()
 SEARCH = {
@@ -89,10 +89,48 @@ def test_coerce_args_reports_repairs_with_the_tool_definitions_name() -> None:
     assert seen == [("search", "/limit", "5", 5), ("search", "/tags", "x", ["x"])]
 
 
-def test_coerce_args_with_a_bare_schema_reports_no_name() -> None:
-    seen: List[Tuple[str, str, Any, Any]] = []
-    coerce_args(SEARCH, {"limit": "5"}, on_repair=lambda *report: seen.append(report))
-    assert seen == [("", "/limit", "5", 5)]
+class _Names(List[str]):
+    """An ``on_repair`` callback that keeps the tool names it is told."""
+
+    def __call__(self, name: str, pointer: str, before: Any, after: Any) -> None:
+        self.append(name)
+
+
+NAMELESS_TOOL = {"type": "function", "function": {"name": "", "parameters": SEARCH}}
+
+
+@pytest.mark.parametrize(
+    "schema, tool_name, reported",
+    [
+        pytest.param(SEARCH, "find", "find", id="the name given"),
+        pytest.param(TOOL, "find", "find", id="the name given, over the definition's"),
+        pytest.param(TOOL, None, "search", id="the definition's"),
+        pytest.param(TOOL, "", "search", id="an empty name given: the definition's"),
+        pytest.param(SEARCH, None, UNNAMED_TOOL, id="a bare schema"),
+        pytest.param(SEARCH, "", UNNAMED_TOOL, id="a bare schema, an empty name given"),
+        pytest.param(NAMELESS_TOOL, None, UNNAMED_TOOL, id="a definition with an empty name"),
+    ],
+)
+@pytest.mark.parametrize("raw", ['{"limit": "5"}', {"limit": "5"}], ids=["text", "parsed"])
+def test_on_repair_is_told_the_name_given_else_the_definitions_else_an_unnamed_tool(
+    schema: Any, tool_name: Any, reported: str, raw: Any
+) -> None:
+    names = _Names()
+    coerce_tool_call(schema, raw, on_repair=names, tool_name=tool_name)
+    if not isinstance(raw, str):
+        coerce_args(schema, raw, on_repair=names, tool_name=tool_name)
+    assert names and set(names) == {reported}
+    assert UNNAMED_TOOL == "<unnamed tool>"
+
+
+def test_a_wrapped_tool_under_an_empty_key_is_reported_by_its_definitions_name() -> None:
+    names = _Names()
+    table = wrap_table(
+        {"": lambda args: args, "other": lambda args: args}, {"": TOOL, "other": SEARCH}, on_repair=names
+    )
+    table[""]({"limit": "5"})
+    table["other"]({"limit": "5"})
+    assert names == ["search", "other"]
 
 
 def test_coerce_tool_call_reports_repairs() -> None:

@@ -46,7 +46,7 @@ def run_parsed(args: Optional[Dict[str, Any]]) -> str:
 
 
 def run_text(text: str) -> str:
-    arguments = coerce_tool_call(SCHEMA, text)
+    arguments = coerce_tool_call(SCHEMA, text, tool_name="search", on_repair=lambda *repair: None)
     if isinstance(arguments, str):
         return f"not arguments: {arguments}"
     return search(**arguments)
