@@ -165,7 +165,12 @@ SINGLE_TO_LIST = [
     pytest.param(integers(), 5, [5], id="integer"),
     pytest.param(strings(), "hello world", ["hello world"], id="string without separators"),
     pytest.param({"type": "array", "items": BOOLEAN}, True, [True], id="boolean"),
-    pytest.param({"type": "array", "items": obj(a=INTEGER)}, {"a": "1"}, [{"a": 1}], id="object, repaired inside"),
+    pytest.param(
+        obj(steps={"type": "array", "items": obj(a=INTEGER)}),
+        {"steps": {"a": "1"}},
+        {"steps": [{"a": 1}]},
+        id="object, repaired inside",
+    ),
     pytest.param({"type": "array"}, "x", ["x"], id="items not constrained"),
     pytest.param({"type": "array", "prefixItems": [INTEGER, STRING]}, 5, [5], id="first of prefixItems"),
     pytest.param(obj(tags=strings()), {"tags": "urgent"}, {"tags": ["urgent"]}, id="as a member"),
@@ -201,6 +206,8 @@ SINGLE_TO_LIST_KEPT = [
     pytest.param({"type": ["array", "integer"], "items": INTEGER}, "5", KEEP, id="two repairs: 5 and [5]"),
     pytest.param({"anyOf": [INTEGER, integers()]}, "5", KEEP, id="anyOf: two repairs, 5 and [5]"),
     pytest.param({"type": "array", "items": {"enum": [1, 2]}}, "3", KEEP, id="the item's repair leaves its enum"),
+    # The arguments themselves are an object and stay one (see coerce_args): only a member is wrapped.
+    pytest.param({"type": "array", "items": obj(a=INTEGER)}, {"a": "1"}, KEEP, id="the arguments object"),
 ]
 
 

@@ -25,6 +25,7 @@ def test_the_public_api() -> None:
         "ArgumentsSlotHint",
         "RepairCallback",
         "SchemaSource",
+        "UNNAMED_TOOL",
         "coerce_args",
         "coerce_tool_call",
         "coerced",

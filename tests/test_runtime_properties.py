@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dispatchlint.runtime import coerce_args, sanitize_schema, unrename_args
+from dispatchlint.runtime import coerce_args, coerce_tool_call, sanitize_schema, unrename_args
 from dispatchlint.runtime._coerce import changed_values
 from dispatchlint.runtime._cache import Tier, apply_schema
 
@@ -128,6 +128,8 @@ def test_never_raises_and_never_mutates(length: Any) -> None:
         before = copy.deepcopy(value)
         result = apply_schema(schema, value, True)  # not coerce_args: nothing may be absorbed
         assert same_json(value, before)
+        if isinstance(value, dict) and not isinstance(result, dict):
+            result = value  # arguments that are an object stay one (test_arguments_that_are_an_object_stay_one)
         assert coerce_args(schema, value) is result or same_json(coerce_args(schema, value), result)
         apply_schema(schema, value, False)
         assert same_json(value, before)
@@ -157,6 +159,26 @@ def test_idempotent(length: Any) -> None:
         assert coerce_args(schema, once) is once
 
     run(length, st.tuples(schemas, values), check)
+
+
+arguments = st.dictionaries(NAMES | EXTRA_NAMES, values, max_size=4)
+
+
+@pytest.mark.parametrize("length", LENGTHS)
+def test_arguments_that_are_an_object_stay_one(length: Any) -> None:
+    """As the overloads say: a dict gives a dict (whatever the schema's top admits), None a dict, a text a dict
+    or the text itself."""
+
+    def check(case: Any) -> None:
+        schema, args = case
+        assert isinstance(coerce_args(schema, args), dict)
+        assert isinstance(coerce_tool_call(schema, args), dict)
+        assert isinstance(coerce_tool_call(schema, None), dict)
+        for text in (json.dumps(args), json.dumps(args["a"]) if "a" in args else "[1]", "{"):
+            result = coerce_tool_call(schema, text)
+            assert result is text or isinstance(result, dict)
+
+    run(length, st.tuples(schemas, arguments), check)
 
 
 def valid_values(schema: Any) -> st.SearchStrategy:

@@ -4,7 +4,8 @@ Standard library only: an agent runtime imports it without the linter (libcst an
 
 - ``coerce_tool_call(parameters, raw)``: the arguments as the provider sends them (JSON text, mapping or None),
   parsed strictly and repaired. ``coerce_args(parameters, args)``: the same for arguments already parsed.
-  Both restore sanitized names, then repair mistyped values; both take an ``on_repair`` callback.
+  Both restore sanitized names, then repair mistyped values; both take an ``on_repair`` callback, told the
+  tool's name (``tool_name=``, else the tool definition's, else ``UNNAMED_TOOL``).
 - ``sanitize_schema(parameters)`` / ``unrename_args(parameters, args)``: provider-safe property names, and back.
 - ``wrap_table(table, schemas)`` / ``@coerced(name, schema)``: executors that repair their arguments first, so
   that every code path reading a tool table is guarded.
@@ -23,7 +24,7 @@ validation (pydantic, jsonschema, its own checks) to report.
 ``contract`` holds the names this package and the linter's fix agree on.
 """
 
-from ._coerce import RepairCallback, coerce_args, coerce_tool_call, unrename_args
+from ._coerce import UNNAMED_TOOL, RepairCallback, coerce_args, coerce_tool_call, unrename_args
 from ._names import sanitize_schema
 from ._wrap import ArgumentsSlotHint, SchemaSource, coerced, wrap_table
 
@@ -31,6 +32,7 @@ __all__ = [
     "ArgumentsSlotHint",
     "RepairCallback",
     "SchemaSource",
+    "UNNAMED_TOOL",
     "coerce_args",
     "coerce_tool_call",
     "coerced",

@@ -40,7 +40,7 @@ def tool_parameters(schema: Any) -> Any:
     return None if is_function else schema
 
 
-def tool_name(schema: Any) -> str:
+def defined_name(schema: Any) -> str:
     """The ``name`` a tool definition gives (OpenAI's inside ``function``), or ``""``."""
     if not isinstance(schema, dict):
         return ""

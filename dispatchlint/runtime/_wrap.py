@@ -10,21 +10,23 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import threading
 import types
 import typing
 from dataclasses import dataclass
 from collections.abc import Mapping as AbstractMapping
 from collections.abc import MutableMapping as AbstractMutableMapping
-from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Container, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, Union, cast
 
-from ._coerce import RepairCallback, log, report_repairs
-from ._cache import apply_schema
+from ._coerce import RepairCallback, log, repaired_arguments, report_repairs
 from ._schema import tool_parameters
 from .contract import ARGUMENT_PARAMETER_NAMES, SCHEMA_ENVELOPE_KEYS
 
 #: Where schemas come from: a mapping from tool name, or a callable from tool name, to the tool's parameters
 #: schema or whole tool definition. A tool without schema (None, absent, or LookupError) passes through; so
-#: does a call for which the source raised anything else (logged on the ``dispatchlint.runtime`` logger).
+#: does a call for which the source raised anything else, logged on the ``dispatchlint.runtime`` logger the first
+#: time for each tool and error type (a registry that is down would log every call). The source is asked again on
+#: every call, so the tool's arguments are repaired again once it answers.
 SchemaSource = Union[Mapping[str, Any], Callable[[str], Any], None]
 #: A position (``1`` for ``fn(agent, args, ctx)``) or a parameter name (``"args"``).
 ArgumentsSlotHint = Union[int, str, None]
@@ -140,13 +142,25 @@ def _schema_lookup(schemas: SchemaSource) -> Callable[[str], Any]:
     else:
         raise TypeError(f"schemas must be a mapping, a callable or None, not {type(schemas).__name__}")
 
+    logged: Set[Tuple[str, type]] = set()
+    logging_lock = threading.Lock()
+
     def lookup(name: str) -> Any:
         try:
             return source(name)
         except LookupError:  # a registry that raises KeyError for a tool it has no schema for
             return None
-        except Exception:
-            log.exception("the schema source raised for tool %r; its arguments pass unrepaired", name)
+        except Exception as error:  # logged once per tool and error type: a registry that is down fails every call
+            with logging_lock:
+                first = (name, type(error)) not in logged
+                logged.add((name, type(error)))
+            if first:
+                log.exception(
+                    "the schema source raised %s for tool %r; its arguments pass unrepaired while it does (the "
+                    "source is asked again on every call; logged once for this tool and error type)",
+                    type(error).__name__,
+                    name,
+                )
             return None
 
     return lookup
@@ -170,10 +184,7 @@ class _Gate:
         parameters = self.lookup(self.name)
         if parameters is None:
             return args
-        try:
-            repaired = apply_schema(parameters, args, True)
-        except Exception:  # as coerce_args: a value the gate cannot handle stays as it is
-            return args
+        repaired = repaired_arguments(parameters, args)
         if repaired is not args and self.on_repair is not None:
             report_repairs(self.name, parameters, args, repaired, self.on_repair)
         return repaired
@@ -191,8 +202,7 @@ def _wrap_executor(
     if slot is None:
 
         def repair_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-            repaired = gate(kwargs) if kwargs else kwargs
-            return args, repaired if isinstance(repaired, dict) else kwargs
+            return args, gate(kwargs) if kwargs else kwargs
 
     else:
         index, keyword = slot
