@@ -372,7 +372,8 @@ def test_graph_starts_at_the_model_and_shows_every_path_with_its_file(run_cli) -
     assert ("handle_function_call", "repairs · taskbot/registry.py:55", "gate coerce_tool_args") in edges
     assert ("handle_function_call", "gated · taskbot/registry.py:60", "REGISTRY") in edges
     assert len(edges) == 8, edges
-    assert "    subgraph legend [Legend]" in lines and any("red edge: raw arguments" in line for line in lines)
+    raw = "raw (red): a tool runs with the model's raw arguments"
+    assert "    subgraph legend [Legend]" in lines and any(raw in line for line in lines)
     styled = [line.split()[1] for line in lines if line.strip().startswith("linkStyle")]
     red = [str(number) for number, (_, label, _) in enumerate(edges) if label.startswith("raw")]
     assert set(red) <= set(styled) and len(styled) == 6  # the two arrivals keep the default style

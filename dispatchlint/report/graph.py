@@ -2,9 +2,11 @@
 
 The picture starts at the model's tool call and goes to each entry point that dispatches tools (the functions
 nothing else in the picture calls); from there, to the tables it reads tools from, to the gated entry it hands
-the other tools to, and from the gated entry to the gate. Tables are cylinders, gates hexagons, entry points
-boxes. Each edge names the file and line where it is written; red edges carry the model's raw arguments to a
-tool, green ones arguments the gate repaired. A legend says so.
+the other tools to, and from the gated entry to the gate. Only tool paths are drawn: a table is in the picture
+when some dispatch hands its tools the model's arguments (raw or repaired), so that the other maps of functions
+a large project keeps by tool name (what the status bar shows for each tool) stay out. Tables are cylinders,
+gates hexagons, entry points boxes. Each edge names the file and line where it is written; red edges carry the
+model's raw arguments to a tool, green ones arguments the gate repaired. The legend names every kind of edge.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from enum import Enum
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.indexing.facts import Call, ModuleFacts, Span
-from dispatchlint.linking import GATED, ChainSite, Project, Site, table_of
+from dispatchlint.linking import GATED, RAW, ChainSite, Project, Site, table_of
 from dispatchlint.report._visible import visible
 
 
-class _Edge(str, Enum):
-    """What an edge stands for; its style follows."""
+class EdgeKind(str, Enum):
+    """What an edge stands for (its label); how it is drawn and what the legend says of it: :data:`_DRAWN`."""
 
     START = "arrives"
     RAW = "raw"
@@ -32,12 +34,29 @@ class _Edge(str, Enum):
     WRAPS = "wraps"
 
 
-_STYLES = {
-    _Edge.RAW: "stroke:#d33,stroke-width:2px,color:#d33",
-    _Edge.GATED: "stroke:#2a2,stroke-width:2px",
-    _Edge.REPAIRS: "stroke:#2a2,stroke-width:2px",
-    _Edge.WRAPS: "stroke:#2a2,stroke-width:2px",
-    _Edge.HANDS_ON: "stroke:#2a2,stroke-dasharray:4 3",
+@dataclass(frozen=True)
+class _Drawn:
+    """How an edge kind is drawn, and the legend's words for it."""
+
+    meaning: str
+    #: Mermaid's ``linkStyle`` ('' for the default line), and its look in the legend's words.
+    style: str = ""
+    look: str = "plain"
+
+
+_RED = "stroke:#d33,stroke-width:2px,color:#d33"
+_GREEN = "stroke:#2a2,stroke-width:2px"
+_DRAWN = {
+    EdgeKind.START: _Drawn("the model's tool call reaches an entry point"),
+    EdgeKind.RAW: _Drawn("a tool runs with the model's raw arguments", _RED, "red"),
+    EdgeKind.GATED: _Drawn("a tool runs with arguments the gate repaired", _GREEN, "green"),
+    EdgeKind.UNKNOWN: _Drawn("a tool of the table runs with arguments that cannot be traced"),
+    EdgeKind.HANDS_ON: _Drawn(
+        "hands the other tools to the gated entry", "stroke:#2a2,stroke-dasharray:4 3", "green, dashed"
+    ),
+    EdgeKind.CALLS: _Drawn("an entry point calls another"),
+    EdgeKind.REPAIRS: _Drawn("the gated entry repairs the arguments with the gate", _GREEN, "green"),
+    EdgeKind.WRAPS: _Drawn("the table is wrapped where it is defined, each tool behind the gate", _GREEN, "green"),
 }
 _START = ("start", "the model's tool call")
 _SHAPES = {"entry": ("[", "]"), "table": ("[(", ")]"), "gate": ("{{", "}}"), "tools": ("([", "])")}
@@ -47,7 +66,7 @@ _SHAPES = {"entry": ("[", "]"), "table": ("[(", ")]"), "gate": ("{{", "}}"), "to
 class _Link:
     source: str
     target: str
-    kind: _Edge
+    kind: EdgeKind
     where: str
 
     @property
@@ -74,7 +93,7 @@ class _Picture:
             self.nodes.append(f'    {self.ids[key]}{opening}"{_text(label)}"{closing}')
         return self.ids[key]
 
-    def link(self, source: str, target: str, kind: _Edge, where: str = "") -> None:
+    def link(self, source: str, target: str, kind: EdgeKind, where: str = "") -> None:
         """Draw an edge, once: a second call of the same kind between the same nodes adds nothing."""
         if not any((e.source, e.target, e.kind) == (source, target, kind) for e in self.links):
             self.links.append(_Link(source, target, kind, where))
@@ -88,10 +107,31 @@ def _where(module: ModuleFacts, span: Span) -> str:
     return f"{module.path}:{span.line}"
 
 
-def _site_kind(site: Site) -> _Edge:
+def _hands_model_arguments(site: Site) -> bool:
+    """The site hands a tool the model's arguments, repaired or raw (as a finding would call them raw)."""
+    return site.verdict in (GATED, RAW) or site.unguarded
+
+
+def _tool_sites(project: Project) -> List[Site]:
+    """The sites on the project's tool paths, outside its tests: those that hand a tool the model's arguments, and
+    the other sites of the tables those read (a tool of the table runs there too)."""
+    drawable = [
+        site
+        for site in project.sites
+        if site.tool_like and (table_of(site) or isinstance(site, ChainSite)) and not project.graph.is_test(site.module)
+    ]
+    read = {table.qualname for site in drawable if _hands_model_arguments(site) for table in [table_of(site)] if table}
+    return [
+        site
+        for site in drawable
+        if _hands_model_arguments(site) or any(table.qualname in read for table in [table_of(site)] if table)
+    ]
+
+
+def _site_kind(site: Site) -> EdgeKind:
     if site.unguarded:
-        return _Edge.RAW
-    return _Edge.GATED if site.verdict == GATED else _Edge.UNKNOWN
+        return EdgeKind.RAW
+    return EdgeKind.GATED if site.verdict == GATED else EdgeKind.UNKNOWN
 
 
 def render_graph(projects: Sequence[Tuple[str, Project]]) -> str:
@@ -113,16 +153,14 @@ def _picture(project: Project, prefix: str) -> _Picture:
         return picture.node(f"fn:{key}", qualname or f"<module> of {module.path}", "entry")
 
     gates = _draw_gates(project, picture)
-    for site in project.sites:
+    for site in _tool_sites(project):
         table = table_of(site)
-        if not site.tool_like or not (table or isinstance(site, ChainSite)) or project.graph.is_test(site.module):
-            continue
         caller = entry(site.module, site.function)
         if table is not None:
             target = picture.node(f"table:{table.qualname}", table.display_name, "table")
             if table.wrapped and gates:
                 picture.link(
-                    target, next(iter(gates.values())), _Edge.WRAPS, _where(table.module, table.definition.span)
+                    target, next(iter(gates.values())), EdgeKind.WRAPS, _where(table.module, table.definition.span)
                 )
         else:
             assert isinstance(site, ChainSite)
@@ -138,7 +176,7 @@ def _picture(project: Project, prefix: str) -> _Picture:
         if key not in called:
             found = project.graph.function(key)
             where = _where(module, found[1].span) if found is not None else module.path
-            arrivals.append(_Link(start, picture.ids[f"fn:{key}"], _Edge.START, where))
+            arrivals.append(_Link(start, picture.ids[f"fn:{key}"], EdgeKind.START, where))
     picture.links[:0] = arrivals
     return picture
 
@@ -163,7 +201,7 @@ def _draw_gate_calls(
         target = gates.get(resolved or "") or next(iter(gates.values()), None)
         if target is None:
             target = picture.node(f"gate:{call.callee}", f"gate {call.callee.split('.')[-1]}", "gate")
-        picture.link(source, target, _Edge.REPAIRS, _where(call_module, call.span))
+        picture.link(source, target, EdgeKind.REPAIRS, _where(call_module, call.span))
 
 
 def _draw_hand_ons(
@@ -189,7 +227,7 @@ def _draw_hand_ons(
                 if target == key or target not in entries:
                     continue
                 called.add(target)
-                kind = _Edge.HANDS_ON if target in gated else _Edge.CALLS
+                kind = EdgeKind.HANDS_ON if target in gated else EdgeKind.CALLS
                 picture.link(
                     picture.ids[f"fn:{key}"], picture.ids[f"fn:{target}"], kind, _where(call_module, call.span)
                 )
@@ -221,17 +259,18 @@ def _mermaid(pictures: Sequence[Tuple[str, _Picture]]) -> str:
     styles = []
     for number, edge in enumerate(links):
         lines.append(f'    {edge.source} -->|"{_text(edge.label)}"| {edge.target}')
-        if edge.kind in _STYLES:
-            styles.append(f"    linkStyle {number} {_STYLES[edge.kind]}")
+        style = _DRAWN[edge.kind].style
+        if style:
+            styles.append(f"    linkStyle {number} {style}")
+    edges = "<br/>".join(_text(f"{kind.value} ({_DRAWN[kind].look}): {_DRAWN[kind].meaning}") for kind in EdgeKind)
     lines += [
         "    subgraph legend [Legend]",
         "        direction TB",
         '        legend_start(["the model\'s tool call: where arguments arrive"])',
         '        legend_entry["entry point: a function that runs tools"]',
-        '        legend_table[("tool table")]',
+        '        legend_table[("tool table: read on a path of the model\'s arguments")]',
         '        legend_gate{{"gate: repairs arguments against the schema"}}',
-        '        legend_edges["red edge: raw arguments reach the tools<br/>green edge: repaired by the gate<br/>'
-        'dashed: hands the other tools to the gated entry<br/>each edge: file:line where it is written"]',
+        f'        legend_edges["{edges}<br/>each edge: file:line where it is written"]',
         "    end",
     ]
     return "\n".join(lines + styles) + "\n"
