@@ -529,6 +529,9 @@ def test_a_message_says_the_effect_and_the_fix_and_the_reason_there_is_none_goes
     text = run_cli(fixture, "--select", "ALL").stdout
     sarif = valid_sarif(run_cli(fixture, "--select", "ALL", "--format", "sarif").stdout)
     sarif_messages = sorted(result["message"]["text"] for result in sarif["runs"][0]["results"])
+    annotations = run_cli(fixture, "--select", "ALL", "--format", "github").stdout
+    helps = [f["fix_help"] for f in findings if f["fix_help"]]
+    assert annotations.count("%0Ahelp: ") == len(helps)  # GitHub's escape of a line break, not a visible "\n"
     for finding in findings:
         assert "no automatic fix" not in finding["message"] and "unsafe fix:" not in finding["message"]
         assert "``" not in finding["message"].replace("```", ""), finding["message"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Dict
 
-from dispatchlint.findings import with_help
 from dispatchlint.report._payload import Report
 from dispatchlint.report._visible import visible
 
@@ -24,9 +23,11 @@ def _escape(value: str, property_value: bool = False) -> str:
     return value
 
 
-def _command(level: str, properties: Dict[str, object], message: str) -> str:
+def _command(level: str, properties: Dict[str, object], message: str, help_line: str = "") -> str:
+    """``help_line`` goes on a line of its own in the annotation (``%0A``, GitHub's escape of a line break)."""
     listed = ",".join(f"{key}={_escape(str(value), True)}" for key, value in properties.items())
-    return f"::{level} {listed}::{_escape(message)}\n"
+    text = _escape(message) + (f"%0Ahelp: {_escape(help_line)}" if help_line else "")
+    return f"::{level} {listed}::{text}\n"
 
 
 def render_github(report: Report) -> str:
@@ -50,5 +51,5 @@ def render_github(report: Report) -> str:
             "title": f"{finding.code} {finding.name}",
         }
         level = report.rules[finding.code].level.value
-        lines.append(_command(level, properties, f"{finding.code} {with_help(finding)}"))
+        lines.append(_command(level, properties, f"{finding.code} {finding.message}", finding.fix_help))
     return "".join(lines)
