@@ -14,9 +14,6 @@ from typing import Optional, Tuple
 
 from dispatchlint.locations import Location, Span
 
-#: Another place a finding refers to (the table, the gate, the schema), or a step of its trace.
-Related = Location
-
 
 class Applicability(str, Enum):
     """How safe a finding's fix is, as Ruff rates fixes: ``--fix`` applies safe ones, ``--unsafe-fixes`` adds
@@ -63,9 +60,9 @@ class Finding:
     message: str
     path: str
     span: Span
-    related: Tuple[Related, ...] = ()
+    related: Tuple[Location, ...] = ()
     #: How the model's arguments reach the place reported: the source, each hop, the sink (DL101).
-    trace: Tuple[Related, ...] = ()
+    trace: Tuple[Location, ...] = ()
     #: What the fix rewrites; None when the rule knows there is no fix.
     subject: Optional[FixSubject] = None
     #: How safe the fix is. The rule rates the fix of its subject; the engine sets NONE when the subject turns
@@ -110,7 +107,6 @@ __all__ = [
     "Applicability",
     "Finding",
     "FixSubject",
-    "Related",
     "SubjectKind",
     "no_fix_help",
     "unsafe_fix_help",

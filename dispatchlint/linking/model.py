@@ -17,7 +17,6 @@ from dispatchlint.indexing.facts import (
     Either,
     Flow,
     FunctionDef,
-    Location,
     ModuleFacts,
     NameChain,
     Param,
@@ -36,10 +35,6 @@ from dispatchlint.framework_models import (
     TOOL_ENTRY_METHODS as TOOL_ENTRY_METHODS,
 )
 from dispatchlint.runtime import contract
-
-#: One step of a finding's trace.
-Step = Location
-
 
 class Verdict(str, Enum):
     """What a value reaching a tool is, as far as the model's arguments go."""

@@ -35,6 +35,7 @@ from dispatchlint.indexing.facts import (
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.gates import Gates
 from dispatchlint.linking.specification import LearnedSource, Specification
+from dispatchlint.locations import Location
 from dispatchlint.linking.model import (
     COMMAND_LINE_PARSERS,
     GATED,
@@ -44,7 +45,6 @@ from dispatchlint.linking.model import (
     UNKNOWN,
     Invocation,
     Site,
-    Step,
     Verdict,
     bind,
     combine,
@@ -358,19 +358,19 @@ class Taint:
 
     # ------------------------------------------------------------------------------------------ traces
 
-    def trace(self, site: Site, sink: str) -> Tuple[Step, ...]:
+    def trace(self, site: Site, sink: str) -> Tuple[Location, ...]:
         """The path the model's arguments take to a site: where they come from, each call that hands them on,
         and the site itself (``sink``). Empty when no source can be shown: then there is nothing to report."""
         path = self._derivation([(site.module, function, flow) for function, flow in site.flows])
-        return tuple(path) + (Step(site.module.path, site.span, sink),) if path else ()
+        return tuple(path) + (Location(site.module.path, site.span, sink),) if path else ()
 
-    def call_trace(self, module: ModuleFacts, call: Call, sink: Step) -> Tuple[Step, ...]:
+    def call_trace(self, module: ModuleFacts, call: Call, sink: Location) -> Tuple[Location, ...]:
         """The trace of a call that hands raw arguments to a dispatching function (``site.bypasses``)."""
         path = self._derivation([(module, call.function, flow) for flow in call.flows])
-        hand = Step(module.path, call.span, "hands them to the dispatching function")
+        hand = Location(module.path, call.span, "hands them to the dispatching function")
         return tuple(path) + (hand, sink) if path else ()
 
-    def _derivation(self, flows: Sequence[Tuple[ModuleFacts, str, Flow]]) -> List[Step]:
+    def _derivation(self, flows: Sequence[Tuple[ModuleFacts, str, Flow]]) -> List[Location]:
         """A derivation of the first raw flow with at most twice the fewest calls between its source and the
         site: searched within a bound on the calls that doubles until a search finds one or is not cut short (a
         cycle of calls never hides the way in, and a path of a thousand calls costs a few searches)."""
@@ -385,12 +385,12 @@ class Taint:
                 return []
             budget *= 2
 
-    def _explain(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
+    def _explain(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Location]:
         """Steps from a source of raw arguments to ``flow``, through at most ``budget`` calls (empty when it is
         not raw, or comes from further away)."""
         if isinstance(flow, Raw):
             where = flow.span or self._function_span(module, function)
-            return [Step(module.path, where, f"source: the model's arguments (`{flow.why}`)")]
+            return [Location(module.path, where, f"source: the model's arguments (`{flow.why}`)")]
         if isinstance(flow, Either):
             for option in flow.options:
                 found = self._explain(option, module, function, search)
@@ -401,7 +401,7 @@ class Taint:
             return self._explain_param(module, flow, search)
         if isinstance(flow, Parsed):
             found = self._explain_text(flow.text, module, function, search)
-            parse = Step(module.path, flow.at, "parsed into the tool's name and its arguments")
+            parse = Location(module.path, flow.at, "parsed into the tool's name and its arguments")
             return found + [parse] if found else []
         if isinstance(flow, CallResult) and self.evaluate(flow, module, function) in _RAW_VERDICTS:
             if flow.in_place:
@@ -414,7 +414,9 @@ class Taint:
             return self._explain_returned(flow, module, function, search)
         return []
 
-    def _explain_returned(self, flow: CallResult, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
+    def _explain_returned(
+        self, flow: CallResult, module: ModuleFacts, function: str, search: _Search
+    ) -> List[Location]:
         """A project function that returns raw arguments it reads itself (``return json.loads(call.arguments)``)."""
         callee = self._callee(flow, module, function)
         found = self.graph.function(callee) if callee else None
@@ -435,7 +437,7 @@ class Taint:
         callee_module: ModuleFacts,
         definition: FunctionDef,
         search: _Search,
-    ) -> List[Step]:
+    ) -> List[Location]:
         for is_tuple, returned in definition.returns:
             if is_tuple != flow.first_of_tuple or (
                 isinstance(returned, Param) and returned.function == definition.qualname
@@ -445,7 +447,7 @@ class Taint:
                 continue
             before = self._explain(returned, callee_module, definition.qualname, search)
             if before:
-                step = Step(
+                step = Location(
                     module.path,
                     self._function_span(module, function),
                     f"returned by `{display_function(definition.qualname)}`",
@@ -453,16 +455,18 @@ class Taint:
                 return before + [step]
         return []
 
-    def _explain_param(self, module: ModuleFacts, flow: Param, search: _Search) -> List[Step]:
+    def _explain_param(self, module: ModuleFacts, flow: Param, search: _Search) -> List[Location]:
         qualified = f"{module.module}.{flow.function}"
         found = self.graph.function(qualified)
         if f"{qualified}:{flow.name}" in self.graph.config.sources:
             where = found[1].span if found else self._function_span(module, flow.function)
-            return [Step(module.path, where, f"source: `{flow.name}`, the model's arguments (configured in `sources`)")]
+            return [
+                Location(module.path, where, f"source: `{flow.name}`, the model's arguments (configured in `sources`)")
+            ]
         learned = self._learned_source(qualified, flow.name)
         if learned is not None:
             return [
-                Step(
+                Location(
                     module.path,
                     found[1].span if found else self._function_span(module, flow.function),
                     f"source: `{flow.name}`, what `{display_function(learned.role.receiver)}` calls its "
@@ -488,7 +492,9 @@ class Taint:
                 step = _passed_step(invocation, flow)
                 if invocation.handed_for(bound):
                     hops = [
-                        Step(hop.module.path, hop.call.span, f"handed to `{display_function(hop.receiver.qualname)}`")
+                        Location(
+                            hop.module.path, hop.call.span, f"handed to `{display_function(hop.receiver.qualname)}`"
+                        )
                         for hop in invocation.context
                     ]
                     return before + hops + [step]
@@ -506,7 +512,7 @@ class Taint:
             return None
         return learned
 
-    def _named_source(self, module: ModuleFacts, flow: Param, definition: FunctionDef) -> List[Step]:
+    def _named_source(self, module: ModuleFacts, flow: Param, definition: FunctionDef) -> List[Location]:
         """A parameter named like a tool call's arguments whose invocations say nothing (none in the project, or
         none this analysis can read): it holds them as the code that calls it hands them over."""
         if not named_like_arguments(definition, flow.name):
@@ -514,7 +520,7 @@ class Taint:
         if self.evaluate(flow, module, flow.function) is not RAW_WEAK:
             return []
         return [
-            Step(
+            Location(
                 module.path,
                 definition.span,
                 f"source: `{flow.name}` of {described(flow.function)}, a tool call's arguments as its callers "
@@ -527,11 +533,11 @@ class Taint:
         """Invocations in the order of their places, so a trace does not depend on the order modules are read."""
         return sorted(invocations, key=lambda invocation: (invocation.module.path, astuple(invocation.call.span)))
 
-    def _explain_text(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Step]:
+    def _explain_text(self, flow: Flow, module: ModuleFacts, function: str, search: _Search) -> List[Location]:
         """Steps from the model's text reply to ``flow`` (empty when it is not that text)."""
         if isinstance(flow, ModelText):
             where = flow.span or self._function_span(module, function)
-            return [Step(module.path, where, "source: the model's text reply, a tool call written in it")]
+            return [Location(module.path, where, "source: the model's text reply, a tool call written in it")]
         if isinstance(flow, Parsed):
             return self._explain_text(flow.text, module, function, search)
         if isinstance(flow, Either):
@@ -568,6 +574,8 @@ class Taint:
         return found[1].span if found else Span(1, 1, 1, 1)
 
 
-def _passed_step(invocation: Invocation, flow: Param) -> Step:
+def _passed_step(invocation: Invocation, flow: Param) -> Location:
     """The trace step of a call that hands a parameter what it holds."""
-    return Step(invocation.module.path, invocation.call.span, f"passed to {described(flow.function)} as `{flow.name}`")
+    return Location(
+        invocation.module.path, invocation.call.span, f"passed to {described(flow.function)} as `{flow.name}`"
+    )

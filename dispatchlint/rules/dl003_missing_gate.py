@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from dispatchlint.findings import Related
+from dispatchlint.locations import Location
 from dispatchlint.linking import Project, Site, display_function
 from dispatchlint.linking.configured import missing_gates
 from dispatchlint.rules.rule import Case, Finding, Rule, related
@@ -129,7 +129,7 @@ class MissingGate(Rule):
             yield Finding(self.code, self.name, message, origin.path, origin.place_of_gate(name), tuple(raw))
 
 
-def _raw_dispatches(project: Project) -> List[Related]:
+def _raw_dispatches(project: Project) -> List[Location]:
     """Each place outside test code where a tool runs with the model's arguments as they arrived (a source of
     them can be shown): test code is never reported, and a test that feeds a tool raw arguments is no bypass."""
     places = {}

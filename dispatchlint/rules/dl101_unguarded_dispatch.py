@@ -16,11 +16,11 @@ from dispatchlint.linking import (
     table_of,
 )
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind
+from dispatchlint.locations import Location
 from dispatchlint.rules._examples import GATE, REGISTRY
 from dispatchlint.rules.rule import (
     Case,
     Finding,
-    Related,
     Rule,
     mistyped_effect,
     related,
@@ -297,7 +297,7 @@ class UnguardedDispatch(Rule):
             f"defined (`{table.module.module}`, line {table.definition.span.line})"
         )
 
-    def _related(self, site: Site, gate_locations: List[Related]) -> List[Related]:
+    def _related(self, site: Site, gate_locations: List[Location]) -> List[Location]:
         table = table_of(site)
         found = [related(table.module, table.definition.span, f"table `{table.display_name}`")] if table else []
         return found + gate_locations[:1]

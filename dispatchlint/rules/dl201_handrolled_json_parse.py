@@ -8,7 +8,8 @@ from dispatchlint.indexing.annotations import ARGS_NAMES
 from dispatchlint.indexing.facts import JsonParse, ModuleFacts
 from dispatchlint.linking import Project
 from dispatchlint.findings import Applicability, FixSubject, SubjectKind
-from dispatchlint.rules.rule import Case, Finding, Related, Rule, related
+from dispatchlint.locations import Location
+from dispatchlint.rules.rule import Case, Finding, Rule, related
 from dispatchlint.rules._examples import GATE, REGISTRY
 
 _PLAN_WITH_PARSE = """
@@ -130,7 +131,7 @@ class HandrolledJsonParse(Rule):
                 )
 
     @staticmethod
-    def _trace(project: Project, module: ModuleFacts, parse: JsonParse, qualified: str) -> List[Related]:
+    def _trace(project: Project, module: ModuleFacts, parse: JsonParse, qualified: str) -> List[Location]:
         """Where the function becomes a tool, the gate that repairs the parameter, then the second parse."""
         steps = [
             related(entry.module, entry.span, f"tool `{entry.key}` runs `{parse.function}`")
@@ -157,7 +158,7 @@ class HandrolledJsonParse(Rule):
             f"`{parse.function}` (tool {tool}) parses `{parse.parameter}` by hand, a second source of truth: {remedy}"
         )
 
-    def _related(self, project: Project, near: ModuleFacts, names: List[str]) -> List[Related]:
+    def _related(self, project: Project, near: ModuleFacts, names: List[str]) -> List[Location]:
         return [
             related(module, schema.span, f"schema of `{name}`")
             for name in names

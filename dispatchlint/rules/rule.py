@@ -16,7 +16,8 @@ from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from dispatchlint.indexing.facts import ModuleFacts, Span
 from dispatchlint.linking import LinkedTable, Project, Site
 from dispatchlint.linking.catalog import Catalog
-from dispatchlint.findings import Applicability, Finding, FixSubject, Related, SubjectKind
+from dispatchlint.findings import Applicability, Finding, FixSubject, SubjectKind
+from dispatchlint.locations import Location
 from dispatchlint.rules._registry import RULES
 
 
@@ -63,8 +64,8 @@ class Rule:
         module: ModuleFacts,
         span: Span,
         message: str,
-        related: Iterable[Related] = (),
-        trace: Iterable[Related] = (),
+        related: Iterable[Location] = (),
+        trace: Iterable[Location] = (),
         fix: Optional[FixSubject] = None,
         applicability: Applicability = Applicability.NONE,
         also_fixes: Iterable[FixSubject] = (),
@@ -84,8 +85,8 @@ class Rule:
         )
 
 
-def related(module: ModuleFacts, span: Span, message: str) -> Related:
-    return Related(module.path, span, message)
+def related(module: ModuleFacts, span: Span, message: str) -> Location:
+    return Location(module.path, span, message)
 
 
 def sites_by_location(project: Project) -> Dict[Tuple[str, Span], List[Site]]:
@@ -101,7 +102,7 @@ def table_subject(table: LinkedTable) -> FixSubject:
     return FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
 
 
-__all__ = ["Case", "Finding", "Related", "Rule", "related", "sites_by_location", "table_subject"]
+__all__ = ["Case", "Finding", "Rule", "related", "sites_by_location", "table_subject"]
 
 
 #: What a model sends for a parameter of each JSON type, mistyped as a string, most harmful first.
