@@ -757,3 +757,64 @@ def test_a_factory_handed_its_options_through_kwargs_is_not_the_projects_gate(tm
     no gate, and its one raw table is no DL101."""
     files = {"agent/__init__.py": "", "agent/remote.py": REMOTE_TOOLS}
     assert run_cli(write_project(tmp_path, files), "--format", "json").locations() == set()
+
+
+#: A helper that builds the model's schemas and the executors in one loop and returns them as a tuple, reached
+#: through a function that returns its result; an executor unpacks the tuple into its own attributes (what an
+#: agent framework's native tool calling did).
+NATIVE_TOOLS = """
+import json
+{imports}
+
+
+def convert_tools(tools{annotation}):
+    schemas = []
+    functions = {{}}
+    for tool in tools:
+        schemas.append({{"name": tool.{name}}})
+        functions[tool.{name}] = {value}
+    return schemas, functions
+
+
+def setup_native_tools(tools):
+    return convert_tools(tools)
+
+
+class StepExecutor:
+    def __init__(self, tools):
+        {declared}self.schemas, self.functions = setup_native_tools(tools)
+
+    def run_call(self, tool_call):
+        args = json.loads(tool_call.function.arguments)
+        return self.functions[tool_call.function.name](**args)
+"""
+
+_BARE_FUNCTIONS = {"imports": "", "annotation": "", "name": "__name__", "value": "tool"}
+_FRAMEWORK_RUN = {
+    "imports": "from crewai.tools import BaseTool",
+    "annotation": ": list[BaseTool]",
+    "name": "name",
+    "value": "tool.run",
+}
+
+
+@pytest.mark.parametrize("declared", ["", "self.functions = {}\n        "], ids=["unpacked", "declared-then-unpacked"])
+def test_a_table_unpacked_from_the_tuple_a_setup_function_returns(tmp_path: Path, run_cli, declared: str) -> None:
+    """The executor's ``self.functions`` is item 1 of what ``setup_native_tools`` returns, which is what
+    ``convert_tools`` returns: the bare functions it stores, run with the model's parsed arguments."""
+    native = NATIVE_TOOLS.format(declared=declared, **_BARE_FUNCTIONS)
+    result = run_cli(_project(tmp_path, {"agent/native.py": native}), "--format", "json")
+    line = native.splitlines().index("        return self.functions[tool_call.function.name](**args)") + 1
+    assert result.locations() == {("DL101", f"agent/native.py:{line}")}
+    (finding,) = result.findings()
+    assert finding["trace"][0]["message"].startswith("source: ")
+
+
+@pytest.mark.parametrize("declared", ["", "self.functions = {}\n        "], ids=["unpacked", "declared-then-unpacked"])
+def test_a_table_of_framework_tools_validating_entries_unpacked_from_a_tuple(
+    tmp_path: Path, run_cli, declared: str
+) -> None:
+    """The twin: the helper stores ``tool.run`` of ``tool: BaseTool``, CrewAI's entry that validates the arguments
+    against the tool's ``args_schema``, so the table's readers hand the model's arguments to a validating entry."""
+    native = NATIVE_TOOLS.format(declared=declared, **_FRAMEWORK_RUN)
+    assert run_cli(_project(tmp_path, {"agent/native.py": native}), "--format", "json").locations() == set()

@@ -35,6 +35,19 @@ def mapping_value_class(annotation: str) -> Optional[str]:
     return match.group(1) if match else None
 
 
+_SEQUENCE_OF = re.compile(
+    r"^['\"]?(?:typing\.)?(?:list|List|Sequence|Iterable|tuple|Tuple|set|Set|frozenset|FrozenSet)"
+    r"\[\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*(?:\||\]|,\s*\.\.\.\s*\])"
+)
+
+
+def sequence_element_class(annotation: str) -> Optional[str]:
+    """The class of the items a sequence annotation declares (the first of a union): ``list[BaseTool]``,
+    ``Sequence[BaseTool | StructuredTool]`` -> ``BaseTool``."""
+    match = _SEQUENCE_OF.match(annotation.strip())
+    return match.group(1) if match else None
+
+
 def class_schema_key(class_qualname: str) -> str:
     """The ``SchemaDef.tool`` of a schema declared on a tool class, until the class is known by a tool name."""
     return f"<class {class_qualname}>"

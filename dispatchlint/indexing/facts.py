@@ -170,6 +170,14 @@ class TableFill:
 
 
 @dataclass(frozen=True)
+class ReturnedItem:
+    """A name a function returns as one item of a tuple: ``functions`` is item 1 of ``return schemas, functions``."""
+
+    index: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Alias:
     """``name = target`` where target is a dotted name, a call or a parameter of ``function`` (a table handed
     to a constructor: ``self.tools = tools``); ``owner`` as in TableDef."""
@@ -180,6 +188,8 @@ class Alias:
     target: ValueRef
     span: Span
     function: str = ""
+    #: For a name unpacked from what a call returns (``_, self.functions, _ = setup(tools)``), its position.
+    item: Optional[int] = None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -373,6 +383,11 @@ class FunctionDef:
     #: Names the function returns as written (``return run_agent``, ``return self._tools``); ``<return>`` for a
     #: table literal built in the ``return`` statement itself.
     returns_names: Tuple[str, ...] = ()
+    #: Names the function returns as items of a tuple (``return schemas, functions, by_name``).
+    returns_items: Tuple[ReturnedItem, ...] = ()
+    #: Callees whose result the function returns as it is (``return convert_tools(tools)``): what they return,
+    #: it returns.
+    returns_calls: Tuple[str, ...] = ()
     #: Builds a mapping whose keys are other keys translated (``{originals.get(k, k): v for k, v in ...}``):
     #: what restoring sanitized property names does.
     renames_keys: bool = False

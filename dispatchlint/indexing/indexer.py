@@ -51,6 +51,7 @@ from dispatchlint.indexing.facts import (
     Parsed,
     ParseError,
     ParseErrorKind,
+    ReturnedItem,
     RETURNED_TABLE,
     Raw,
     SchemaDef,
@@ -145,10 +146,15 @@ class _Scope:
     returns: List[Tuple[bool, Flow]] = field(default_factory=list)
     #: Names the function returns as written (see ``FunctionDef.returns_names``).
     returned_names: List[str] = field(default_factory=list)
+    #: Names returned as items of a tuple, and callees whose result is returned (see ``FunctionDef``).
+    returned_items: List[ReturnedItem] = field(default_factory=list)
+    returned_calls: List[str] = field(default_factory=list)
     #: Parameters annotated with a plain class name (``tool: BaseTool``), seen by closures too.
     types: Dict[str, str] = field(default_factory=dict)
     #: Names declared as mappings of a class (``tool_map: dict[str, SamplingTool]``): their values' class.
     value_types: Dict[str, str] = field(default_factory=dict)
+    #: Names declared as sequences of a class (``tools: list[BaseTool]``): their items' class.
+    element_types: Dict[str, str] = field(default_factory=dict)
 
     #: The writes made to ``env``, ``callables`` and ``pieces`` in each branch being walked, innermost last
     #: (see :meth:`put`): a branch is undone from its own writes, never by copying the whole state.
@@ -473,6 +479,12 @@ class _ModuleIndexer:
             iterable = pat.iterated(statement.iter)
             if isinstance(statement.target, cst.Name) and iterable is not None:
                 scope.scans[statement.target.value] = iterable
+            if isinstance(statement.target, cst.Name):  # for tool in tools, tools: list[BaseTool]
+                item_class = scope.element_types.get(syn.dotted_name(statement.iter) or "")
+                if item_class is not None:
+                    scope.types[statement.target.value] = item_class
+                else:
+                    scope.types.pop(statement.target.value, None)
         else:
             self._expression(statement.test, scope)
         self._branches([statement.body.body], scope, keep_original=True)
@@ -679,6 +691,8 @@ class _ModuleIndexer:
                 returns=tuple(inner.returns),
                 rewrites_values=node in self.rewriting,
                 returns_names=tuple(inner.returned_names),
+                returns_items=tuple(inner.returned_items),
+                returns_calls=tuple(inner.returned_calls),
                 renames_keys=node in self.renaming,
                 reads_annotations=node in self.annotation_reading,
                 compares_schema_types=node in self.schema_type_comparing,
@@ -698,11 +712,12 @@ class _ModuleIndexer:
             inner.nested = dict(outer.nested)
             inner.types = dict(outer.types)
             inner.value_types = dict(outer.value_types)
+            inner.element_types = dict(outer.element_types)
         inner.params = pat.param_names(params)
         for param in pat.all_params(params):
             name = param.name.value
             inner.env[name] = Param(inner.qualname, name)
-            for shadowed in (inner.callables, inner.pieces, inner.types, inner.value_types):
+            for shadowed in (inner.callables, inner.pieces, inner.types, inner.value_types, inner.element_types):
                 shadowed.pop(name, None)
             default = param.default.value if isinstance(param.default, cst.Name) else None
             if default is None or outer.kind != "function":
@@ -741,6 +756,8 @@ class _ModuleIndexer:
                 span=position,
                 returns=tuple(inner.returns),
                 returns_names=tuple(inner.returned_names),
+                returns_items=tuple(inner.returned_items),
+                returns_calls=tuple(inner.returned_calls),
             )
         )
         return qualname
@@ -828,6 +845,15 @@ class _ModuleIndexer:
         ``key, value = item.split("=", 1)``: each name a piece of the text split."""
         if not (isinstance(target, (cst.Tuple, cst.List)) and target.elements and isinstance(value, cst.Call)):
             return
+        callee = syn.dotted_name(value.func)
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement) or callee is None:
+                break  # after a starred name, positions count from the end
+            table_scope, owner, name = self._binding(element.value, scope)
+            if table_scope is not None and name is not None and name != "_":
+                function = scope.qualname if scope.kind == "function" else ""
+                ref = ValueRef(ValueKind.CALL, callee)
+                self.aliases.append(Alias(name, table_scope, owner, ref, self.span(element.value), function, index))
         first = target.elements[0].value
         flow = self._flow(value, scope)
         if isinstance(first, cst.Name) and isinstance(flow, CallResult):
@@ -999,6 +1025,9 @@ class _ModuleIndexer:
                 return ValueRef(ValueKind.DEF, scope.nested[dotted])
             if scope.kind == "function" and dotted in scope.params:
                 return ValueRef(ValueKind.PARAM, dotted)
+            base, _, attribute = dotted.partition(".")
+            if attribute and base in scope.types:  # tool.run of tool: BaseTool is BaseTool's run, bound
+                return ValueRef(ValueKind.REF, f"{scope.types[base]}.{attribute}")
             return ValueRef(ValueKind.REF, dotted)
         if isinstance(value, cst.Lambda):
             body = value.body
@@ -1296,6 +1325,15 @@ class _ModuleIndexer:
             self._table_or_alias(RETURNED_TABLE, "local", scope.qualname, value, statement, "", scope)
             if len(self.tables) > before:
                 scope.returned_names.append(RETURNED_TABLE)
+        if isinstance(value, cst.Tuple):
+            for index, element in enumerate(value.elements):
+                item = syn.dotted_name(element.value)
+                if item is not None and not isinstance(element, cst.StarredElement):
+                    scope.returned_items.append(ReturnedItem(index, item))
+        elif isinstance(value, cst.Call):
+            forwarded = syn.dotted_name(value.func)
+            if forwarded is not None:
+                scope.returned_calls.append(forwarded)
         if isinstance(value, cst.Tuple) and value.elements:
             scope.returns.append((True, self._flow(value.elements[0].value, scope)))
         else:
@@ -1585,6 +1623,7 @@ def _declare(scope: _Scope, name: str, annotation: str) -> None:
     declarations = (
         (scope.types, syn.annotated_class(annotation)),
         (scope.value_types, syn.mapping_value_class(annotation)),
+        (scope.element_types, syn.sequence_element_class(annotation)),
     )
     for kinds, declared in declarations:
         if declared is not None:

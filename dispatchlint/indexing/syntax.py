@@ -11,6 +11,7 @@ import libcst as cst
 from dispatchlint.indexing.annotations import ARGS_NAMES as ARGS_NAMES
 from dispatchlint.indexing.annotations import annotated_class as annotated_class
 from dispatchlint.indexing.annotations import mapping_value_class as mapping_value_class
+from dispatchlint.indexing.annotations import sequence_element_class as sequence_element_class
 
 #: Names that, as a dispatch key, say "this is a tool's name".
 _TOOL_KEY_WORDS = frozenset({"tool", "tool_id", "function", "func", "fn", "tool_type", "tool_key"})

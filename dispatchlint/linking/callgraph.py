@@ -9,7 +9,7 @@ import posixpath
 import re
 import sys
 from collections import defaultdict
-from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.discovery.files import PathMatcher
 from dispatchlint.indexing.facts import (
@@ -80,18 +80,38 @@ class CallGraph:
                 return found
         return None
 
-    def returned_symbols(self, module: ModuleFacts, callee: str, function: str, class_name: str) -> List[str]:
-        """What the project function ``callee`` (as written there) returns by name: modules, tables, objects."""
+    def returned_symbols(
+        self, module: ModuleFacts, callee: str, function: str, class_name: str, item: Optional[int] = None
+    ) -> List[str]:
+        """What the project function ``callee`` (as written there) returns by name: modules, tables, objects;
+        with ``item``, what it returns at that position of a tuple. A function that returns another's result
+        (``return convert_tools(tools)``) returns what that one does."""
         resolved = self.symbols.resolve(module, callee, function, class_name)
-        found = self.function(resolved) if resolved else None
-        if found is None:
+        return self._returned_by(resolved, item, set()) if resolved else []
+
+    def _returned_by(self, qualified: str, item: Optional[int], seen: Set[str]) -> List[str]:
+        found = self.function(qualified)
+        if found is None or qualified in seen:
             return []
+        seen.add(qualified)
         callee_module, definition = found
-        names = (
-            self.symbols.resolve(callee_module, name, definition.qualname, definition.class_name)
-            for name in definition.returns_names
-        )
-        return [name for name in names if name is not None]
+        if item is None:
+            written = list(definition.returns_names)
+        else:
+            written = [returned.name for returned in definition.returns_items if returned.index == item]
+        names = [
+            resolved
+            for resolved in (
+                self.symbols.resolve(callee_module, name, definition.qualname, definition.class_name)
+                for name in written
+            )
+            if resolved is not None
+        ]
+        for forwarded in definition.returns_calls:
+            target = self.symbols.resolve(callee_module, forwarded, definition.qualname, definition.class_name)
+            if target is not None:
+                names.extend(name for name in self._returned_by(target, item, seen) if name not in names)
+        return names
 
     def mro(self, class_qualified: str) -> List[str]:
         return self.symbols.mro(class_qualified)

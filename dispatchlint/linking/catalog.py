@@ -128,8 +128,9 @@ class Catalog:
         return tables
 
     def _link_rebuilt_tables(self, tables: Dict[str, LinkedTable]) -> None:
-        """Tables rebuilt from another one carry its tools: ``{k: _coerced(k, v) for k, v in RAW.items()}`` and
-        ``wrap_table(RAW, SCHEMAS)`` (the latter wrapped by the bundled coercer)."""
+        """Tables rebuilt from another one carry its tools: ``{k: _coerced(k, v) for k, v in RAW.items()}``,
+        a table assigned again from what a function returns, and ``wrap_table(RAW, SCHEMAS)`` (the latter
+        wrapped by the bundled coercer)."""
         for table in list(tables.values()):
             definition = table.definition
             if definition.source:
@@ -147,6 +148,19 @@ class Catalog:
                         definition.span,
                     ).wrapped
                     table.entries.extend(replace(entry, wrapped=entry.wrapped or wrapped) for entry in source.entries)
+        for module in self.graph.modules:
+            for alias in module.aliases:
+                table = tables.get(scoped(module.module, alias.owner, alias.name))
+                if table is None or alias.target.kind != ValueKind.CALL:
+                    continue
+                # self.functions = {} and, later, _, self.functions, _ = setup_tools(tools): what setup returns
+                class_name = self.graph.class_of(module, alias.function)
+                returned = self.graph.returned_symbols(
+                    module, alias.target.target, alias.function, class_name, alias.item
+                )
+                for source in filter(None, (tables.get(name) for name in returned)):
+                    if source is not table:
+                        table.entries.extend(entry for entry in source.entries if entry not in table.entries)
         for module in self.graph.modules:
             for alias in module.aliases:
                 if alias.target.kind != ValueKind.CALL or not alias.target.call_args:
@@ -288,7 +302,13 @@ class Catalog:
             )
             if target and self.graph.function(target):
                 executors = (target,)
-                wrapped = target in self.gates.gated_entries or self.gates.decorated_by_gate(target)
+                wrapped = (
+                    target in self.gates.gated_entries
+                    or self.gates.decorated_by_gate(target)
+                    or self._validating_entry(target)
+                )
+            elif target and self._validating_entry(target):  # tool.run of a framework's tool: it validates
+                wrapped = True
             elif self.graph.symbols.kind(target) is SymbolKind.CLASS:
                 return LinkedEntry(key, module, span, (), False, is_class=True)
             elif target and self.graph.symbols.alias(target) is not None:
@@ -313,6 +333,12 @@ class Catalog:
             elif callee and self.graph.function(callee):
                 executors = tuple(f"{m.module}.{f.qualname}" for m, f in self._nested_functions(callee))
         return LinkedEntry(key, module, span, executors, wrapped)
+
+    def _validating_entry(self, qualified: str) -> bool:
+        """``BaseTool.run`` (a table holding ``tool.run`` of ``tool: BaseTool``): the public entry of a tool
+        class that validates its arguments there."""
+        owner, _, method = qualified.rpartition(".")
+        return bool(owner) and method in TOOL_ENTRY_METHODS and self.gates.is_tool_type(owner)
 
     def entry_carries_schema(self, entry: LinkedEntry) -> bool:
         """A table entry whose schema comes with it: a tool object or class (``args_schema``, ``parameters``),
@@ -401,7 +427,7 @@ class Catalog:
             if made and self.graph.symbols.kind(made) is SymbolKind.CLASS:
                 return self._instance_tables(made)
             # self.tools = create_tools(engine): the table the function builds and returns
-            returned = self.graph.returned_symbols(module, alias.target.target, alias.function, class_name)
+            returned = self.graph.returned_symbols(module, alias.target.target, alias.function, class_name, alias.item)
             return [table for name in returned for table in self._tables_at(name, depth + 1)]
         if alias.target.kind != ValueKind.PARAM or not alias.function:
             return []
