@@ -150,8 +150,8 @@ class Catalog:
                     table.entries.extend(replace(entry, wrapped=entry.wrapped or wrapped) for entry in source.entries)
         for module in self.graph.modules:
             for alias in module.aliases:
-                table = tables.get(scoped(module.module, alias.owner, alias.name))
-                if table is None or alias.target.kind != ValueKind.CALL:
+                assigned = tables.get(scoped(module.module, alias.owner, alias.name))
+                if assigned is None or alias.target.kind != ValueKind.CALL:
                     continue
                 # self.functions = {} and, later, _, self.functions, _ = setup_tools(tools): what setup returns
                 class_name = self.graph.class_of(module, alias.function)
@@ -159,8 +159,8 @@ class Catalog:
                     module, alias.target.target, alias.function, class_name, alias.item
                 )
                 for source in filter(None, (tables.get(name) for name in returned)):
-                    if source is not table:
-                        table.entries.extend(entry for entry in source.entries if entry not in table.entries)
+                    if source is not assigned:
+                        assigned.entries.extend(entry for entry in source.entries if entry not in assigned.entries)
         for module in self.graph.modules:
             for alias in module.aliases:
                 if alias.target.kind != ValueKind.CALL or not alias.target.call_args:
