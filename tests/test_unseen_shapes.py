@@ -818,3 +818,44 @@ def test_a_table_of_framework_tools_validating_entries_unpacked_from_a_tuple(
     against the tool's ``args_schema``, so the table's readers hand the model's arguments to a validating entry."""
     native = NATIVE_TOOLS.format(declared=declared, **_FRAMEWORK_RUN)
     assert run_cli(_project(tmp_path, {"agent/native.py": native}), "--format", "json").locations() == set()
+
+
+#: A project with no gate: its MCP connections are a table of FastMCP clients keyed by server name, and its own
+#: tools a table run with the model's parsed arguments.
+MCP_CLIENTS_BESIDE_RAW_TOOLS = """
+import json
+
+from fastmcp import Client
+
+
+def get_process_output(pid: int):
+    return {"pid": pid}
+
+
+class Manager:
+    def __init__(self):
+        self.clients = {}
+        self.handlers = {"get_process_output": get_process_output}
+
+    async def connect(self, server_name, transport):
+        client = Client(transport)
+        self.clients[server_name] = client
+
+    def execute_tool(self, tool_call):
+        arguments = json.loads(tool_call.function.arguments)
+        return self.handlers[tool_call.function.name](**arguments)
+"""
+
+
+def test_a_table_of_a_frameworks_clients_is_no_table_of_validating_tools(tmp_path: Path, run_cli) -> None:
+    """``fastmcp.Client(transport)`` is a connection, not a tool that validates its arguments: the project has
+    no gate, so its raw table is DL102 (opt-in), not a bypass of a gate (DL101)."""
+    files = {"agent/__init__.py": "", "agent/manager.py": MCP_CLIENTS_BESIDE_RAW_TOOLS}
+    project = write_project(tmp_path, files)
+    assert run_cli(project, "--format", "json").locations() == set()
+    line = MCP_CLIENTS_BESIDE_RAW_TOOLS.splitlines().index(
+        "        return self.handlers[tool_call.function.name](**arguments)"
+    )
+    found = run_cli(project, "--format", "json", "--select", "ALL").locations()
+    assert ("DL102", f"agent/manager.py:{line + 1}") in found
+    assert not any(code == "DL101" for code, _ in found)

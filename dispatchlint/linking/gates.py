@@ -4,6 +4,7 @@ entry validates their arguments (a framework's, or the project's own)."""
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, ValueKind
@@ -21,6 +22,11 @@ from dispatchlint.linking.model import (
     reads_as_model_arguments,
     wire_parsed_here,
 )
+
+
+#: A part of a framework's qualified name that says it names a tool (``tools``, ``BaseTool``, ``FunctionTool``,
+#: ``tool``) or a function offered as one (``kernel_function``).
+_TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
 
 
 class Gates:
@@ -213,15 +219,23 @@ class Gates:
     def makes_framework_tool(self, qualified: str) -> bool:
         """Calling ``qualified`` gives a tool object that validates its own arguments: a framework class or
         factory, or a project class deriving from one."""
-        if self.is_framework_name(qualified):
+        if self._framework_tool_name(qualified):
             return True
         for cls in self.graph.mro(qualified):
             cls_def, cls_module = self.graph.symbols.class_def(cls)  # type: ignore[misc]
             for base in cls_def.bases:
                 resolved = self.graph.resolve(cls_module, base)
-                if resolved and self.is_framework_name(resolved):
+                if resolved and self._framework_tool_name(resolved):
                     return True
         return False
+
+    def _framework_tool_name(self, qualified: str) -> bool:
+        """A framework's tool class or factory (``StructuredTool.from_function``, ``agno.tools.function.Function``,
+        ``@tool``), or a configured tool type: what a framework's client, agent or server class builds is no tool
+        (``fastmcp.Client(transport)`` holds a connection)."""
+        if any(qualified == t or qualified.startswith(t + ".") for t in self.graph.config.tool_types):
+            return True
+        return self.is_framework_name(qualified) and any(_TOOL_PART.search(part) for part in qualified.split(".")[1:])
 
     def gate_locations(
         self, top_level_only: bool = False, near: Optional[ModuleFacts] = None
