@@ -859,3 +859,36 @@ def test_a_table_of_a_frameworks_clients_is_no_table_of_validating_tools(tmp_pat
     found = run_cli(project, "--format", "json", "--select", "ALL").locations()
     assert ("DL102", f"agent/manager.py:{line + 1}") in found
     assert not any(code == "DL101" for code, _ in found)
+
+
+#: LangChain tools made from argument models with ``tool(...)`` and run through their validating ``ainvoke``,
+#: beside a graph state class of the same framework that is no tool.
+LANGCHAIN_TOOLS_BY_NAME = """
+from langchain_core.tools import tool
+from langgraph.graph import MessagesState
+from pydantic import BaseModel
+
+
+class Section(BaseModel):
+    name: str
+
+
+class State(MessagesState):
+    pass
+
+
+async def supervisor(state: State):
+    tools_by_name = {t.name: t for t in [tool(Section)]}
+    for tool_call in state["messages"][-1].tool_calls:
+        selected = tools_by_name[tool_call["name"]]
+        await selected.ainvoke(tool_call["args"])
+"""
+
+
+def test_tools_a_framework_makes_validate_their_arguments_even_where_no_class_derives_from_it(
+    tmp_path: Path, run_cli
+) -> None:
+    """``tool(Section)`` makes a LangChain tool, whose ``ainvoke`` validates: no DL102, with no project tool class
+    to show it (the graph state class deriving from the framework's is no tool)."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/graph.py": LANGCHAIN_TOOLS_BY_NAME})
+    assert run_cli(project, "--format", "json", "--select", "ALL").locations() == set()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from dispatchlint.indexing.facts import FunctionDef, ModuleFacts, ValueKind
+from dispatchlint.indexing.facts import Call, FunctionDef, ModuleFacts, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
     DEFAULT_GATE,
@@ -176,14 +176,24 @@ class Gates:
 
     def validating_tool_modules(self) -> List[ModuleFacts]:
         """The modules that define tool classes validating their arguments (deriving from a framework's, or
-        validating in their public entry). Importing a framework is not enough: an MCP server example next to
+        validating in their public entry), or make tools of a framework's that do (``tool(Sections)``,
+        ``StructuredTool.from_function(fn)``). Importing a framework is not enough: an MCP server example next to
         a hand-rolled table does not validate that table's tools."""
         return [
             module
             for module in self.graph.modules
             if not self.graph.is_test(module)
-            and any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
+            and (
+                any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
+                or any(self._makes_framework_tool_here(module, call) for call in module.calls)
+            )
         ]
+
+    def _makes_framework_tool_here(self, module: ModuleFacts, call: Call) -> bool:
+        callee = self.graph.resolve(module, call.callee, call.function, self.graph.class_of(module, call.function))
+        return (
+            callee is not None and not self.graph.symbols.inside_project(callee) and self.makes_framework_tool(callee)
+        )
 
     def is_tool_type(self, qualified: str) -> bool:
         """A tool class whose public entry validates the arguments: a framework's, one deriving from it, or a
