@@ -190,6 +190,8 @@ class Gates:
         ]
 
     def _makes_framework_tool_here(self, module: ModuleFacts, call: Call) -> bool:
+        if not _TOOL_PART.search(call.callee):
+            return False  # resolving every call of the project is the cost; a tool factory's name says tool
         callee = self.graph.resolve(module, call.callee, call.function, self.graph.class_of(module, call.function))
         return (
             callee is not None and not self.graph.symbols.inside_project(callee) and self.makes_framework_tool(callee)
