@@ -892,3 +892,80 @@ def test_tools_a_framework_makes_validate_their_arguments_even_where_no_class_de
     to show it (the graph state class deriving from the framework's is no tool)."""
     project = write_project(tmp_path, {"agent/__init__.py": "", "agent/graph.py": LANGCHAIN_TOOLS_BY_NAME})
     assert run_cli(project, "--format", "json", "--select", "ALL").locations() == set()
+
+
+#: A project's own tool record with no validating entry: its stored function is the tool's only way in. Its
+#: provider builds the tool declarations it sends with a validator, from the tools' definitions.
+OWN_TOOL_RECORDS = """
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from google.genai.types import Tool as GoogleTool
+
+
+@dataclass
+class Tool:
+    name: str
+    func: Callable[..., Any]
+    definition: dict
+
+
+class BuiltIn:
+    name: str
+
+
+class Provider:
+    def chat_perform(self, turns, tools, kwargs=None):
+        return self._chat_perform_args(turns, tools, kwargs)
+
+    def _chat_perform_args(self, turns, tools, kwargs=None):
+        declared = [GoogleTool.model_validate(tool.definition) for tool in tools.values()]
+        return {"contents": turns, "tools": declared, **(kwargs or {})}
+
+
+class Chat:
+    def __init__(self, provider):
+        self.provider = provider
+        self._tools: dict[str, Tool | BuiltIn] = {}
+        self.records: list[Tool] = []
+
+    def submit(self, turns, kwargs=None):
+        return self.provider.chat_perform(turns, self._tools, kwargs)
+
+    def invoke_tool(self, request):
+        tool = self._tools.get(request.name)
+        return tool.func(**request.arguments)
+
+    def invoke_record(self, request):
+        tool = next(tool for tool in self.records if tool.name == request.name)
+        return tool.func(**request.arguments)
+"""
+
+
+def test_the_function_a_projects_own_tool_record_holds_is_the_tool_not_a_way_past_its_validation(
+    tmp_path: Path, run_cli
+) -> None:
+    """``tool.func(**request.arguments)`` of a record declared ``dict[str, Tool | BuiltIn]`` (or ``list[Tool]``)
+    whose class validates nothing: with no gate in the project (a validator of the tools' declarations is none),
+    that is an ungated tool (DL102, opt-in), not a reach past a validation (DL101)."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/chat.py": OWN_TOOL_RECORDS})
+    assert run_cli(project, "--format", "json").locations() == set()
+    lines = OWN_TOOL_RECORDS.splitlines()
+    calls = [number + 1 for number, line in enumerate(lines) if line.endswith("tool.func(**request.arguments)")]
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/chat.py:{line}") for line in calls}
+    for finding in result.findings():
+        assert "`.func(...)` runs it" in finding["message"]
+        assert finding["trace"][0]["message"].startswith("source: ")
+
+
+def test_beside_a_gate_the_function_a_tool_record_holds_run_raw_is_a_bypass_of_that_gate(
+    tmp_path: Path, run_cli
+) -> None:
+    project = _project(tmp_path, {"agent/chat.py": OWN_TOOL_RECORDS})
+    lines = OWN_TOOL_RECORDS.splitlines()
+    calls = [number + 1 for number, line in enumerate(lines) if line.endswith("tool.func(**request.arguments)")]
+    result = run_cli(project, "--format", "json")
+    assert result.locations() == {("DL101", f"agent/chat.py:{line}") for line in calls}
+    for finding in result.findings():
+        assert "hands them to the function it holds unvalidated, while the project repairs" in finding["message"]

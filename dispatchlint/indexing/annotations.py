@@ -25,12 +25,14 @@ def annotated_class(annotation: str) -> Optional[str]:
 
 
 _MAPPING_OF = re.compile(
-    r"^['\"]?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\[\s*str\s*,\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*\]['\"]?$"
+    r"^['\"]?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\[\s*str\s*,\s*['\"]?([A-Za-z_][\w.]*)['\"]?"
+    r"\s*(?:\|.*)?\]['\"]?$"
 )
 
 
 def mapping_value_class(annotation: str) -> Optional[str]:
-    """The class of the values a mapping annotation declares: ``dict[str, SamplingTool]`` -> ``SamplingTool``."""
+    """The class of the values a mapping annotation declares (the first of a union): ``dict[str, SamplingTool]``,
+    ``dict[str, Tool | ToolBuiltIn]`` -> ``SamplingTool``, ``Tool``."""
     match = _MAPPING_OF.match(annotation.strip())
     return match.group(1) if match else None
 

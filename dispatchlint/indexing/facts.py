@@ -399,6 +399,12 @@ class FunctionDef:
     compares_schema_types: bool = False
     #: The ``**kwargs`` parameter, if any: what a call passes by keyword beyond the named parameters.
     keywords_param: str = ""
+    #: The parameters whose values (or pieces of them) a validating call in the function is handed: what it
+    #: validates (``model_validate(tool.definition)`` validates a tool's definition, not its arguments).
+    validated_params: Tuple[str, ...] = ()
+    #: Every validating call in the function is handed values from none of its parameters and not from the wire
+    #: (a provider's tool declarations built from loop variables): what it validates is nothing it is handed.
+    validates_elsewhere: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+)
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -293,6 +308,13 @@ class _ModuleIndexer:
         #: ``(class, attribute) -> class``: what a method built an instance attribute from
         #: (``self.knowledge_tool = KnowledgeSearchTool(url)``), for the methods walked after it.
         self.attribute_types: Dict[Tuple[str, str], str] = {}
+        #: ``(class, attribute) -> annotation``: what a class declares an instance attribute holds
+        #: (``self._tools: dict[str, Tool] = {}``, or ``tools: list[AgentTool]`` in its body).
+        self.attribute_annotations: Dict[Tuple[str, str], str] = {}
+        #: function -> the parameters a validating call in it (or in a closure of it) is handed.
+        self.validated_params: Dict[str, Set[str]] = {}
+        #: The functions with a validating call handed a value from a parameter or the wire.
+        self.validates_handed: Set[str] = set()
 
     # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -594,9 +616,10 @@ class _ModuleIndexer:
                     self._assign(name, value, scope, small)
                 self._unpack_call(target.target, small.value, scope)
         elif isinstance(small, cst.AnnAssign):
+            annotation = self.tree.code_for_node(small.annotation.annotation)
+            self._annotated_attribute(small.target, annotation, scope)
             if small.value is not None:
                 self._expression(small.value, scope)
-                annotation = self.tree.code_for_node(small.annotation.annotation)
                 self._assign(small.target, small.value, scope, small, annotation)
         elif isinstance(small, cst.AugAssign):
             self._expression(small.value, scope)
@@ -697,6 +720,10 @@ class _ModuleIndexer:
                 reads_annotations=node in self.annotation_reading,
                 compares_schema_types=node in self.schema_type_comparing,
                 keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
+                validated_params=tuple(sorted(self.validated_params.get(qualname, ()))),
+                validates_elsewhere=validates
+                and qualname not in self.validates_handed
+                and qualname not in self.validated_params,
             )
         )
 
@@ -797,6 +824,28 @@ class _ModuleIndexer:
                     self.schemas.append(SchemaDef(class_schema_key(qualname), properties, self.span(target)))
 
     # ---------------------------------------------------------------------------------------------- assignments
+
+    def _annotated_attribute(self, target: cst.BaseExpression, annotation: str, scope: _Scope) -> None:
+        """Record what an instance attribute is declared to hold, for the methods walked after this one."""
+        if not scope.class_name:
+            return
+        if scope.kind == "class" and isinstance(target, cst.Name):
+            self.attribute_annotations[(scope.class_name, target.value)] = annotation
+        elif scope.kind == "function" and (syn.dotted_name(target) or "").count(".") == 1:
+            owner, _, attribute = (syn.dotted_name(target) or "").partition(".")
+            if owner == "self":
+                self.attribute_annotations[(scope.class_name, attribute)] = annotation
+
+    def _declared_holding(
+        self, holder: str, scope: _Scope, declared: Dict[str, str], read: Callable[[str], Optional[str]]
+    ) -> str:
+        """The class of what a table or list holds, by its annotation: a local's (``declared``), or an instance
+        attribute's (``self._tools``)."""
+        if holder in declared:
+            return declared[holder]
+        owner, _, attribute = holder.partition(".")
+        annotation = self.attribute_annotations.get((scope.class_name, attribute)) if owner == "self" else None
+        return (read(annotation) or "") if annotation else ""
 
     def _bind_unknown(self, target: cst.BaseExpression, scope: _Scope) -> None:
         for name in pat.target_names(target):
@@ -1140,6 +1189,13 @@ class _ModuleIndexer:
             (arg.keyword.value, self._flow(arg.value, scope)) for arg in call.args if arg.keyword is not None
         )
         star = tuple(self._flow(arg.value, scope) for arg in call.args if arg.star)
+        if _validator(callee) or pat.constructs_argument_model(call):
+            handed = positional + tuple(flow for _, flow in keywords) + star
+            for flow in handed:
+                for param in _params_in(flow):
+                    self.validated_params.setdefault(param.function, set()).add(param.name)
+            if any(_origin_known(flow) for flow in handed):
+                self.validates_handed.add(function)
         self._offered_tools(call, function)
         literals = []
         looked_up = []
@@ -1276,7 +1332,7 @@ class _ModuleIndexer:
             table = _table_expression(expression.value)
             key = syn.subscript_index(expression)
             if table is not None and key is not None and syn.string_value(key) is None:
-                declared = scope.value_types.get(table, "")
+                declared = self._declared_holding(table, scope, scope.value_types, syn.mapping_value_class)
                 key_flow = self._flow(key, scope)
                 return _Callable(
                     table, "", self._text(key), syn.is_tool_name_key(key), declared=declared, key_flow=key_flow
@@ -1286,7 +1342,7 @@ class _ModuleIndexer:
         if pair is not None:
             table = _table_expression(pair[0])
             if table is not None and syn.string_value(pair[1]) is None:
-                declared = scope.value_types.get(table, "")
+                declared = self._declared_holding(table, scope, scope.value_types, syn.mapping_value_class)
                 key_flow = self._flow(pair[1], scope)
                 return _Callable(
                     table, "", self._text(pair[1]), syn.is_tool_name_key(pair[1]), declared=declared, key_flow=key_flow
@@ -1306,7 +1362,8 @@ class _ModuleIndexer:
             return None
         scan = pat.linear_scan(expression)
         if scan is not None:
-            return _Callable(scan[0], "", self._text(scan[1]), True)
+            declared = self._declared_holding(scan[0], scope, scope.element_types, syn.sequence_element_class)
+            return _Callable(scan[0], "", self._text(scan[1]), True, declared=declared)
         if isinstance(expression, cst.Call) and resolver_calls:
             callee = syn.dotted_name(expression.func)
             keys = [arg.value for arg in expression.args if not arg.star and syn.is_tool_name_key(arg.value)]
@@ -1741,6 +1798,31 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
     if len(flat) > 8:
         return UNKNOWN
     return Either(tuple(flat))
+
+
+def _params_in(flow: Flow) -> Iterator[Param]:
+    """The parameters a value is (a piece of), or is computed from."""
+    if isinstance(flow, Param):
+        yield flow
+    elif isinstance(flow, Either):
+        for option in flow.options:
+            yield from _params_in(option)
+    elif isinstance(flow, CallResult):
+        for argument in flow.args:
+            yield from _params_in(argument)
+    elif isinstance(flow, Parsed):
+        yield from _params_in(flow.text)
+
+
+def _origin_known(flow: Flow) -> bool:
+    """The value comes from a parameter, the wire or the model's text (not from nowhere the analysis follows)."""
+    if isinstance(flow, (Param, Raw, ModelText, Parsed)):
+        return True
+    if isinstance(flow, Either):
+        return any(_origin_known(option) for option in flow.options)
+    if isinstance(flow, CallResult):
+        return any(_origin_known(argument) for argument in flow.args)
+    return False
 
 
 def _piece_of(flow: Flow) -> Flow:

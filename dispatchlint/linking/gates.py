@@ -87,14 +87,20 @@ class Gates:
         # What lands in a ``**kwargs`` catch-all is what a caller passes on beyond the named parameters (a
         # factory's options forwarded with ``**kwargs``), not a value the function is handed to check.
         named = [param for param in function.params if param != function.keywords_param]
-        takes_arguments = any(named_like_arguments(function, param) for param in named)
         reads_declared = (
             function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
         )
         repairs = reads_declared and function.rewrites_values
-        validates = function.validates_arguments or self._calls_validator(qualified, function)
+        validates = (function.validates_arguments and not function.validates_elsewhere) or self._calls_validator(
+            qualified, function
+        )
         if not (repairs or validates):
             return False
+        if not repairs and function.validated_params:
+            # what its own validator is handed says which parameter it checks (``model_validate(tool.definition)``
+            # checks a tool's definition, whatever else the function is handed)
+            named = [param for param in named if param in function.validated_params]
+        takes_arguments = any(named_like_arguments(function, param) for param in named)
         # A gate is handed the model's arguments; a validator, parsed from a string of unknown origin too (a ReAct
         # agent's ``json.loads(action_input)``) when its parameters are named for them, and parsed from the wire
         # by its caller when they are not (``validate_schema(instance, schema)``): a helper that validates one

@@ -116,6 +116,9 @@ class Dispatches:
                 reaches_past = dispatch.kind is SiteKind.BYPASS
                 if reaches_past and self._routes_to_entry(dispatch.via):
                     continue  # the project's own ``_run`` hands the arguments to the validating ``run``
+                if reaches_past and self._bare_entry(module, dispatch):
+                    sites.append(self._bare_entry_site(module, dispatch))
+                    continue
                 method = dispatch.kind is SiteKind.METHOD
                 #: a tool object's method that the project gates elsewhere, found no table can show how
                 learned = False
@@ -260,6 +263,31 @@ class Dispatches:
             sink_method=sink_method,
             registered_by=registered_by,
             resolver=resolver,
+        )
+
+    def _bare_entry(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
+        """The looked-up object is declared a project class with no validating entry (``self._tools: dict[str,
+        Tool]``, ``tools: list[AgentTool]``): its ``.func`` is the tool's only way in, not a way past a validation
+        (unknown classes stay reach-pasts: a framework's tool object may stand behind them)."""
+        if not dispatch.object_type:
+            return False
+        declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
+        return (
+            declared is not None
+            and self.graph.symbols.kind(declared) is SymbolKind.CLASS
+            and not self.gates.is_tool_type(declared)
+        )
+
+    def _bare_entry_site(self, module: ModuleFacts, dispatch: Dispatch) -> Site:
+        """A tool object's only entry run with what the site hands it: the stored callable is the tool."""
+        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+        return self._site(
+            module,
+            replace(dispatch, kind=SiteKind.METHOD),
+            True,
+            verdict,
+            constructed=dispatch.object_type,
+            sink_method=True,
         )
 
     def _routes_to_entry(self, attribute: str) -> bool:

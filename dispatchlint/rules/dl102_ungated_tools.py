@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dispatchlint.indexing.facts import SiteKind
-from dispatchlint.linking import CallSite, Project, display_function, table_of
+from dispatchlint.linking import CallSite, Project, Site, TableSite, display_function, table_of
 from dispatchlint.findings import Applicability
 from dispatchlint.rules.rule import Case, Finding, Rule, mistyped_effect, related, sites_by_location, table_subject
 
@@ -125,22 +125,30 @@ class UngatedTools(Rule):
                         if other_table is not None
                     ],
                 )
-        for call_site in project.sites:
+        for other in project.sites:
+            held = isinstance(other, TableSite) and other.table is None and other.sink_method
             if (
-                isinstance(call_site, CallSite)
-                and call_site.unguarded
-                and not project.validation_reaches(call_site.module)
+                (isinstance(other, CallSite) or held)
+                and other.unguarded
+                and (other.module.path, other.span) not in reported
+                and not project.validation_reaches(other.module)
             ):
-                trace = project.taint.trace(call_site, "sink: the tool runs with them, unrepaired")
+                trace = project.taint.trace(other, "sink: the tool runs with them, unrepaired")
                 if trace:
-                    yield self.finding(
-                        call_site.module, call_site.span, self._call_message(project, call_site), trace=trace
-                    )
+                    reported.add((other.module.path, other.span))
+                    yield self.finding(other.module, other.span, self._call_message(project, other), trace=trace)
 
     @staticmethod
-    def _call_message(project: Project, site: CallSite) -> str:
+    def _call_message(project: Project, site: Site) -> str:
+        """A site with no table to wrap: a tool's executor called directly, a name handed to a function bound at
+        run time, or the callable a tool object holds run through its only entry (``tool.func(**args)``)."""
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
+        if isinstance(site, TableSite):
+            return (
+                f"the model's raw arguments reach the function the `{site.constructed}` looked up by `{site.key}` "
+                f"holds: `.{site.via}(...)` runs it {where}, and {_no_gate(project)}; {remedy}"
+            )
         if site.kind is SiteKind.DIRECT:
             effect = mistyped_effect(project, site.module, [(site.key, f"tool `{site.key}`")])
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
