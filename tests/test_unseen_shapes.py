@@ -969,3 +969,50 @@ def test_beside_a_gate_the_function_a_tool_record_holds_run_raw_is_a_bypass_of_t
     assert result.locations() == {("DL101", f"agent/chat.py:{line}") for line in calls}
     for finding in result.findings():
         assert "hands them to the function it holds unvalidated, while the project repairs" in finding["message"]
+
+
+#: Provider wrappers handed their options through ``**kwargs``: one builds its SDK's tool declarations from the
+#: schemas among them (reading ``properties``, rewriting into a new shape); every one runs the tools raw.
+PROVIDER_OPTIONS = """
+import json
+
+from google.genai import types
+
+
+def read_file(path):
+    return open(path).read()
+
+
+FUNCTIONS = {"read_file": read_file}
+
+
+class GeminiModel:
+    def _create_tools(self, functions):
+        declarations = []
+        for spec in functions:
+            params = spec.get("parameters", {})
+            declared = params.get("properties", {})
+            properties = {key: types.Schema(type=prop.get("type")) for key, prop in declared.items()}
+            declarations.append(types.FunctionDeclaration(name=spec["name"], parameters=properties))
+        return [types.Tool(function_declarations=declarations)]
+
+    def query(self, chat_history, **kwargs):
+        tools = self._create_tools(kwargs.get("functions", []))
+        response = self.client.generate(chat_history, config=types.GenerateContentConfig(tools=tools))
+        for call in response.function_calls:
+            return FUNCTIONS[call.name](**json.loads(call.arguments))
+"""
+
+
+def test_a_provider_building_tool_declarations_from_an_option_it_was_passed_on_is_no_gate(
+    tmp_path: Path, run_cli
+) -> None:
+    """``_create_tools(kwargs.get("functions"))`` repairs nothing the model sent: a piece of the caller's
+    ``**kwargs`` catch-all handed to a parameter not named for arguments is an option. The project has no gate:
+    its raw table is DL102 (opt-in), not a bypass (DL101)."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/gemini.py": PROVIDER_OPTIONS})
+    assert run_cli(project, "--format", "json").locations() == set()
+    line = PROVIDER_OPTIONS.splitlines().index("            return FUNCTIONS[call.name](**json.loads(call.arguments))")
+    found = run_cli(project, "--format", "json", "--select", "ALL").locations()
+    assert ("DL102", f"agent/gemini.py:{line + 1}") in found
+    assert not any(code == "DL101" for code, _ in found)

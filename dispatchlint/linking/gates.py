@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from dispatchlint.indexing.facts import Call, FunctionDef, ModuleFacts, ValueKind
+from dispatchlint.indexing.facts import Call, Flow, FunctionDef, ModuleFacts, Param, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
     DEFAULT_GATE,
@@ -106,12 +106,24 @@ class Gates:
         # by its caller when they are not (``validate_schema(instance, schema)``): a helper that validates one
         # path or one URL a tool was handed is not the tools' gate.
         parsed = takes_arguments and validates and not repairs
-        handed = (bind(call, function, param) for _, call in self.graph.callers(qualified, function) for param in named)
-        return any(
-            reads_as_model_arguments(flow, parsed) and (repairs or takes_arguments or wire_parsed_here(flow))
-            for flow in handed
-            if flow is not None
-        )
+        for caller, call in self.graph.callers(qualified, function):
+            for param in named:
+                flow = bind(call, function, param)
+                if flow is None or not reads_as_model_arguments(flow, parsed):
+                    continue
+                if self._caller_catch_all(caller, flow) and not named_like_arguments(function, param):
+                    continue  # ``_create_tools(kwargs.get("functions"))``: an option the caller was passed on
+                if repairs or takes_arguments or wire_parsed_here(flow):
+                    return True
+        return False
+
+    def _caller_catch_all(self, module: ModuleFacts, flow: Flow) -> bool:
+        """The value is (a piece of) the ``**kwargs`` catch-all of the calling function: what its own callers
+        pass beyond its named parameters, options as often as arguments."""
+        if not isinstance(flow, Param):
+            return False
+        found = self.graph.function(f"{module.module}.{flow.function}" if module.module else flow.function)
+        return found is not None and found[1].keywords_param == flow.name
 
     def _calls_validator(self, qualified: str, function: FunctionDef) -> bool:
         """Hands a value to a project function that validates it (``validate_schema_with_value_error`` ->
