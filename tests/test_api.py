@@ -156,8 +156,8 @@ def test_the_readme_example_runs_as_it_says(tmp_path: Path) -> None:
             "fixtures/example/taskbot/builtin.py:13",
             "DL201 `_plan` (tool `plan`) parses `steps` by hand, a second source of truth",
         ],
-        ["fixtures/example/taskbot/loop.py:26", 'DL101 `"5"` for `limit` reaches `_recall` as a string'],
-        ["fixtures/example/taskbot/pool.py:21", 'DL101 `"5"` for `limit` reaches `_recall` as a string'],
+        ["fixtures/example/taskbot/loop.py:26", 'DL101 `limit` (integer) reaches `_recall` raw if sent as a string'],
+        ["fixtures/example/taskbot/pool.py:21", 'DL101 `limit` (integer) reaches `_recall` raw if sent as a string'],
     ]
     assert fixed == "True ['builtin.py'] 0"
     assert python_sources(FIXTURES / "example") == before  # write=False wrote nothing

@@ -407,7 +407,7 @@ def test_dl401_sees_the_schemas_passed_to_a_registering_decorator(run_cli) -> No
 def test_messages_state_the_concrete_effect_first_then_the_fix(run_cli) -> None:
     messages = {(f["code"], f["path"]): f["message"] for f in run_cli(EXAMPLE, "--format", "json").findings()}
     dl101 = messages[("DL101", "taskbot/loop.py")]
-    assert dl101.startswith('`"5"` for `limit` reaches `_recall` as a string: ')
+    assert dl101.startswith('`limit` (integer) reaches `_recall` raw if sent as a string: ')
     assert dl101.endswith("wrap the table once where it is defined (`taskbot.builtin`, line 28)")
     dl201 = messages[("DL201", "taskbot/builtin.py")]
     assert dl201.startswith("`_plan` (tool `plan`) parses `steps` by hand") and dl201.endswith(

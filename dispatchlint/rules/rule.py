@@ -105,14 +105,21 @@ def table_subject(table: LinkedTable) -> FixSubject:
 __all__ = ["Case", "Finding", "Rule", "related", "sites_by_location", "table_subject"]
 
 
-#: What a model sends for a parameter of each JSON type, mistyped as a string, most harmful first.
-_MISTYPED = {"integer": '"5"', "number": '"2.5"', "boolean": '"true"', "array": "'[\"a\"]'", "object": "'{}'"}
+#: The declared types a model's string can stand in for, most harmful first, and how the model sends each one.
+_MISTYPED = {
+    "integer": "as a string",
+    "number": "as a string",
+    "boolean": "as a string",
+    "array": "as JSON text",
+    "object": "as JSON text",
+}
 
 
 def mistyped_effect(project: Project, near: ModuleFacts, tools: Sequence[Tuple[Optional[str], str]]) -> Optional[str]:
     """The concrete effect, from the tools' own schemas as code of ``near`` sees them (see
-    :meth:`Catalog.schemas_of`): ``"5"` for `limit` reaches `_recall` as a string`` (the most harmful of the
-    declared non-string parameters); None when no schema says enough."""
+    :meth:`Catalog.schemas_of`): ```limit` (integer) reaches `_recall` raw if sent as a string`` (the
+    most harmful of the declared non-string parameters), said as what happens when: an example value would read
+    like one observed. None when no schema says enough."""
     best: Optional[Tuple[int, str, str, str]] = None
     for key, shown in tools:
         found = _most_harmful(project, near, key or "")
@@ -121,7 +128,8 @@ def mistyped_effect(project: Project, near: ModuleFacts, tools: Sequence[Tuple[O
     if best is None:
         return None
     rank, name, key, shown = best
-    return f"`{_MISTYPED[_RANKS[rank]]}` for `{name}` reaches {shown or f'tool `{key}`'} as a string"
+    declared = _RANKS[rank]
+    return f"`{name}` ({declared}) reaches {shown or f'tool `{key}`'} raw if sent {_MISTYPED[declared]}"
 
 
 _RANKS = list(_MISTYPED)
