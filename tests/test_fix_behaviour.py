@@ -555,3 +555,31 @@ def test_a_coercion_ahead_of_a_chain_whose_arm_takes_a_piece_for_a_string_is_uns
     before = _python(project, print_plan)
     run_cli(project, "--fix")
     assert _python(project, print_plan) == (before if safety == "unsafe" else "['a', 'b']")
+
+
+def test_a_table_of_callables_its_callers_hand_in_is_not_called_a_table_of_tool_objects(
+    run_cli, tmp_path: Path
+) -> None:
+    """``self.tools = {"search": search}`` of ``__init__(self, search)``: the fix cannot see the functions, and
+    says so rather than calling them tool objects."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/gate.py": "def coerce_tool_args(name, args):\n    return args\n",
+        "agent/loop.py": (
+            "import json\n\nfrom agent.gate import coerce_tool_args\n\n\n"
+            "class Agent:\n"
+            "    def __init__(self, search):\n"
+            "        self.tools = {'search': search}\n\n"
+            "    def gated(self, call):\n"
+            "        args = coerce_tool_args(call.function.name, json.loads(call.function.arguments))\n"
+            "        return self.tools[call.function.name](**args)\n\n"
+            "    def raw(self, call):\n"
+            "        return self.tools[call.function.name](**json.loads(call.function.arguments))\n"
+        ),
+    }
+    (finding,) = run_cli(write_project(tmp_path, files), "--format", "json").findings()
+    assert (finding["code"], finding["line"], finding["fixable"]) == ("DL101", 15, False)
+    assert finding["fix_help"] == (
+        "no automatic fix: the values of `Agent.tools` are no functions the fix can see (objects, or callables its "
+        "callers hand in); repair the arguments before the call"
+    )

@@ -86,8 +86,13 @@ class ParseFix:
 def table_fix(context: Context, table: LinkedTable) -> Union[TableFix, str]:
     """The fix for a table, or why there is none."""
     project = context.project
-    if project.catalog.holds_tool_objects(table):
+    if table.holds_objects:
         return "the table holds tool objects, whose methods run the tools; repair the arguments before the call"
+    if project.catalog.holds_tool_objects(table):
+        return (
+            f"the values of `{table.display_name}` are no functions the fix can see (objects, or callables its "
+            f"callers hand in); repair the arguments before the call"
+        )
     definition = context.shapes(table.module).tables.get(table.definition.span)
     if definition is None or definition.definition is not Definition.PLAIN:
         kind = definition.definition if definition is not None else Definition.NOT_ASSIGNMENT
