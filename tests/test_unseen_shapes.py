@@ -1016,3 +1016,73 @@ def test_a_provider_building_tool_declarations_from_an_option_it_was_passed_on_i
     found = run_cli(project, "--format", "json", "--select", "ALL").locations()
     assert ("DL102", f"agent/gemini.py:{line + 1}") in found
     assert not any(code == "DL101" for code, _ in found)
+
+
+#: Tool objects in a list built from a class (a literal of instances, or a comprehension), found by resolvers
+#: that scan it by name in a loop: one returns the object, the other the method that runs it.
+SCANNED_TOOL_OBJECTS = """
+import json
+
+
+class Function:
+    def __init__(self, name):
+        self.name = name
+
+    def execute(self, path: str, limit: int = 10):
+        return open(path).read()[:limit]
+
+
+functions = {objects}
+
+
+def get_function(name):
+    for function in functions:
+        if function.name == name:
+            return function.execute
+    raise ValueError(name)
+
+
+def get_tool(name):
+    for function in functions:
+        if function.name == name:
+            return function
+    raise ValueError(name)
+
+
+def handle(name, arguments):
+    return get_function(name)(**json.loads(arguments))
+
+
+def handle_object(name, arguments):
+    return get_tool(name).execute(**json.loads(arguments))
+"""
+
+
+@pytest.mark.parametrize(
+    "objects",
+    ['[Function("read_file"), Function("list_dir")]', '[Function(name) for name in ("read_file", "list_dir")]'],
+    ids=["literal", "comprehension"],
+)
+def test_tool_objects_a_resolver_finds_by_scanning_a_list_run_raw(tmp_path: Path, run_cli, objects: str) -> None:
+    """``get_function(name)(**args)`` where ``get_function`` returns ``function.execute`` of the match of a loop
+    over a list of ``Function`` objects, and ``get_tool(name).execute(**args)``: with no gate, DL102 (opt-in) at
+    both, each naming the method that runs the tool."""
+    source = SCANNED_TOOL_OBJECTS.format(objects=objects)
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/tools.py": source})
+    lines = source.splitlines()
+    calls = [n + 1 for n, line in enumerate(lines) if line.endswith("(**json.loads(arguments))")]
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/tools.py:{line}") for line in calls}
+    assert all("`functions[name].execute(...)` runs in" in finding["message"] for finding in result.findings())
+
+
+def test_beside_a_gate_a_scanned_tool_objects_method_run_raw_is_a_bypass(tmp_path: Path, run_cli) -> None:
+    source = SCANNED_TOOL_OBJECTS.format(objects='[Function("read_file")]') + (
+        "\n\ndef handle_gated(name, arguments):\n"
+        "    return get_tool(name).execute(**coerce_tool_args(name, json.loads(arguments)))\n"
+    )
+    source = source.replace("import json\n", "import json\n\nfrom agent.gate import coerce_tool_args\n", 1)
+    project = _project(tmp_path, {"agent/tools.py": source})
+    lines = source.splitlines()
+    calls = [n + 1 for n, line in enumerate(lines) if line.endswith("(**json.loads(arguments))")]
+    assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/tools.py:{line}") for line in calls}

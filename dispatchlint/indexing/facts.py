@@ -252,6 +252,8 @@ class Lookup:
     table: str
     key_param: Optional[str]
     span: Span
+    #: The method of the looked-up object returned instead of the object (``return function.execute``).
+    method: str = ""
 
 
 @dataclass(frozen=True)

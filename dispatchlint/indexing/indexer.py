@@ -957,6 +957,9 @@ class _ModuleIndexer:
                 for element in value.elements
             )
             self.tables.append(TableDef(name, table_scope, owner, span, entries, None, annotation, is_list=True))
+        elif _builds_objects(value):
+            objects = ValueRef(ValueKind.OBJECT)
+            self.tables.append(TableDef(name, table_scope, owner, span, (), objects, annotation, is_list=True))
         elif isinstance(value, cst.DictComp):
             comprehension = self._value_ref(value.value, scope)
             target = value.for_in.target
@@ -1299,8 +1302,9 @@ class _ModuleIndexer:
             # ``tool.func.async_call(...)`` calls a method of the wrapped object, not the bare function
             if len(reached) != 1:
                 return None, SiteKind.CALL, ""
-            # ``tool = TOOLS.get(name); tool.call(ctx, **args)``: a method of a tool object looked up by name
-            return self._callable_source(func, scope, resolver_calls=False), SiteKind.METHOD, reached[0]
+            # ``tool = TOOLS.get(name); tool.call(ctx, **args)``, ``get_tool(name).execute(**args)``: a method of a
+            # tool object looked up by name
+            return self._callable_source(func, scope), SiteKind.METHOD, reached[0]
         kind, via = SiteKind.BYPASS, reached[0]
         if isinstance(func, cst.Call) and not func.args and syn.dotted_name(func.func) is not None:
             # ``SearchTool()._run(**call["args"])``: a tool object built right here
@@ -1395,8 +1399,11 @@ class _ModuleIndexer:
             scope.returns.append((True, self._flow(value.elements[0].value, scope)))
         else:
             scope.returns.append((False, self._flow(value, scope)))
-        source = self._callable_source(value, scope)
-        if source is None:
+        source, method = self._callable_source(value, scope), ""
+        if source is None and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+            # ``for function in functions: if function.name == name: return function.execute``
+            source, method = scope.callables.get(value.value.value), value.attr.value
+        if source is None or (method and source.reached):
             return
         key_flow = scope.env.get(source.key, UNKNOWN)
         self.lookups.append(
@@ -1405,6 +1412,7 @@ class _ModuleIndexer:
                 table=source.table or f"{source.resolver}()",
                 key_param=key_flow.name if isinstance(key_flow, Param) else None,
                 span=self.span(statement),
+                method=method,
             )
         )
 
@@ -1697,6 +1705,18 @@ def _constructed_class(value: cst.BaseExpression) -> str:
         if callee.rpartition(".")[2][:1].isupper():
             return callee
     return ""
+
+
+def _builds_objects(value: cst.BaseExpression) -> bool:
+    """``[ReadFile(), ListDir()]``, ``[Function(path) for path in folder.glob("*.py")]``: a list of objects built
+    from classes, which a scan of their names can look tools up in."""
+    if isinstance(value, cst.ListComp):
+        return bool(_constructed_class(value.elt))
+    return (
+        isinstance(value, (cst.List, cst.Tuple))
+        and bool(value.elements)
+        and all(isinstance(element, cst.Element) and _constructed_class(element.value) for element in value.elements)
+    )
 
 
 def _table_expression(node: cst.BaseExpression) -> Optional[str]:

@@ -409,6 +409,19 @@ class Catalog:
         resolver = self.graph.resolve_method(module, dispatch.resolver, dispatch.function)
         return self._resolver_tables(resolver, 0) if resolver else []
 
+    def returned_method(self, module: ModuleFacts, dispatch: Dispatch) -> str:
+        """The method of the looked-up tool object that the dispatch's resolver returns in its place
+        (``return function.execute``), if it returns one."""
+        resolver = (
+            self.graph.resolve_method(module, dispatch.resolver, dispatch.function) if dispatch.resolver else None
+        )
+        found = self.graph.function(resolver) if resolver else None
+        if found is None:
+            return ""
+        defined_in, definition = found
+        methods = {lookup.method for lookup in defined_in.lookups if lookup.function == definition.qualname}
+        return methods.pop() if len(methods) == 1 else ""
+
     def _tables_at(self, qualified: Optional[str], depth: int) -> List[LinkedTable]:
         """The tables a resolved name holds: a table, or the tables callers pass for a parameter alias
         (``def __init__(self, tools): self.tools = tools`` called as ``Agent(TOOLS)``)."""

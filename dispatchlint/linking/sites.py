@@ -162,8 +162,10 @@ class Dispatches:
                     if self.catalog.holds_only_classes(table):
                         continue  # instantiating argument models or tool classes is not running a tool
                     called = dispatch
-                    if table.holds_objects and not (reaches_past or method):  # calling a tool object: its __call__
-                        called = replace(dispatch, kind=SiteKind.METHOD, via="__call__")
+                    if table.holds_objects and not (reaches_past or method):
+                        # calling a tool object (its ``__call__``), or the method of it a resolver returns
+                        returned = self.catalog.returned_method(module, dispatch) or "__call__"
+                        called = replace(dispatch, kind=SiteKind.METHOD, via=returned)
                     tool_like = dispatch.key_is_name or table.configured or bool(table.keys & schema_names)
                     guarded_table = table.wrapped and not reaches_past
                     verdict = (
