@@ -374,6 +374,8 @@ class FunctionDef:
     decorator_keys: Tuple[Optional[str], ...]
     is_async: bool
     reads_schema_properties: bool
+    #: A validating call in the function (or a closure of it) is handed a value from a parameter or the wire: a
+    #: provider validating the tool declarations it builds from loop variables validates nothing it is handed.
     validates_arguments: bool
     property_read_lines: Tuple[int, ...]
     span: Span
@@ -404,9 +406,6 @@ class FunctionDef:
     #: The parameters whose values (or pieces of them) a validating call in the function is handed: what it
     #: validates (``model_validate(tool.definition)`` validates a tool's definition, not its arguments).
     validated_params: Tuple[str, ...] = ()
-    #: Every validating call in the function is handed values from none of its parameters and not from the wire
-    #: (a provider's tool declarations built from loop variables): what it validates is nothing it is handed.
-    validates_elsewhere: bool = False
 
 
 @dataclass(frozen=True)

@@ -682,13 +682,15 @@ class _ModuleIndexer:
         decorators = tuple(self._value_ref(decorator.decorator, scope) for decorator in node.decorators)
         decorator_keys = tuple(pat.decorator_key(decorator.decorator) for decorator in node.decorators)
         property_lines = tuple(sorted(self.property_reads.get(node, ())))
-        validates = node in self.validating
         for decorator in node.decorators:
             self._expression(decorator.decorator, scope)
         inner = self._function_scope(qualname, class_name, scope, node.params)
         for param, annotation in annotations:
             _declare(inner, param, annotation)
         self._block(node.body.body, inner)
+        validates = node in self.validating and any(
+            handed == qualname or handed.startswith(qualname + ".") for handed in self.validates_handed
+        )
         if scope.kind == "function":
             scope.put(scope.env, node.name.value, UNKNOWN)
             scope.nested[node.name.value] = qualname
@@ -721,9 +723,6 @@ class _ModuleIndexer:
                 compares_schema_types=node in self.schema_type_comparing,
                 keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
                 validated_params=tuple(sorted(self.validated_params.get(qualname, ()))),
-                validates_elsewhere=validates
-                and qualname not in self.validates_handed
-                and qualname not in self.validated_params,
             )
         )
 
@@ -1199,6 +1198,7 @@ class _ModuleIndexer:
                     self.validated_params.setdefault(param.function, set()).add(param.name)
             if any(_origin_known(flow) for flow in handed):
                 self.validates_handed.add(function)
+            self.validates_handed.update(param.function for flow in handed for param in _params_in(flow))
         self._offered_tools(call, function)
         literals = []
         looked_up = []

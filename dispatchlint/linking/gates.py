@@ -91,9 +91,7 @@ class Gates:
             function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
         )
         repairs = reads_declared and function.rewrites_values
-        validates = (function.validates_arguments and not function.validates_elsewhere) or self._calls_validator(
-            qualified, function
-        )
+        validates = function.validates_arguments or self._calls_validator(qualified, function)
         if not (repairs or validates):
             return False
         if not repairs and function.validated_params:
