@@ -1086,3 +1086,79 @@ def test_beside_a_gate_a_scanned_tool_objects_method_run_raw_is_a_bypass(tmp_pat
     lines = source.splitlines()
     calls = [n + 1 for n, line in enumerate(lines) if line.endswith("(**json.loads(arguments))")]
     assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/tools.py:{line}") for line in calls}
+
+
+#: A voice agent: its cascading pipeline picks the tool by a scan of the agent's tools (handed in, no table to
+#: see) and filters the arguments through its gate; a realtime plugin scans the same tools and runs them raw.
+VOICE_PIPELINE = """
+def get_tool_info(tool):
+    return tool.info
+
+
+def is_function_tool(tool):
+    return callable(tool)
+
+
+class ContentGeneration:
+    def __init__(self, agent):
+        self.agent = agent
+
+    @staticmethod
+    def _safe_tool_kwargs(tool, arguments):
+        declared = get_tool_info(tool).parameters_schema.get("properties", {})
+        return {key: coerce(value, declared[key]) for key, value in arguments.items() if key in declared}
+
+    async def on_function_call(self, func_call):
+        tool = next(
+            (t for t in self.agent.tools if is_function_tool(t) and get_tool_info(t).name == func_call["name"]),
+            None,
+        )
+        if tool:
+            return await tool(**self._safe_tool_kwargs(tool, func_call["arguments"]))
+"""
+
+REALTIME_PLUGIN = """
+import json
+
+from agent.pipeline import get_tool_info
+
+
+class Realtime:
+    def __init__(self, tools):
+        self._tools = tools
+
+    async def on_item_done(self, data):
+        item = data.get("item", {})
+        name = item.get("name")
+        arguments = json.loads(item.get("arguments", "{}"))
+        for tool in self._tools:
+            tool_info = get_tool_info(tool)
+            if tool_info.name == name:
+                return await tool(**arguments)
+"""
+
+
+def test_tools_scanned_for_by_what_describes_them_beside_a_gated_scan_of_the_same_tools(
+    tmp_path: Path, run_cli
+) -> None:
+    """``get_tool_info(t).name == func_call["name"]`` in a conjunction, and ``tool_info = get_tool_info(tool)``
+    then ``tool_info.name == name``: scans of tools no table shows. The gated one makes the project's gate; the
+    realtime plugin's raw one bypasses it (DL101)."""
+    files = {"agent/__init__.py": "", "agent/pipeline.py": VOICE_PIPELINE, "agent/realtime.py": REALTIME_PLUGIN}
+    result = run_cli(write_project(tmp_path, files), "--format", "json")
+    line = REALTIME_PLUGIN.splitlines().index("                return await tool(**arguments)") + 1
+    assert result.locations() == {("DL101", f"agent/realtime.py:{line}")}
+    (finding,) = result.findings()
+    assert finding["message"].startswith("the model's raw arguments reach the tool named `name`, run in")
+    assert "`_safe_tool_kwargs`" in finding["message"]
+
+
+def test_a_scanned_tool_run_raw_where_no_gate_is_ungated(tmp_path: Path, run_cli) -> None:
+    plugin = REALTIME_PLUGIN.replace("from agent.pipeline import get_tool_info", "from agent.info import get_tool_info")
+    files = {"agent/__init__.py": "", "agent/info.py": "def get_tool_info(tool):\n    return tool.info\n"}
+    project = write_project(tmp_path, {**files, "agent/realtime.py": plugin})
+    assert run_cli(project, "--format", "json").locations() == set()
+    line = plugin.splitlines().index("                return await tool(**arguments)") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/realtime.py:{line}")}
+    assert result.findings()[0]["message"].startswith("the model's raw arguments reach the tool named `name`, run in")

@@ -216,9 +216,23 @@ def ends_abruptly(block: Sequence[cst.CSTNode]) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
 
 
+def describes(value: cst.BaseExpression) -> Optional[str]:
+    """The name a value describes: ``get_tool_info(tool)``, ``tool.info``, ``await describe(tool)`` -> ``tool``."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].star:
+        value = value.args[0].value
+    elif isinstance(value, cst.Attribute):
+        value = value.value
+    return value.value if isinstance(value, cst.Name) else None
+
+
 def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExpression]]:
     """``(variable, key)`` for ``variable.name == key`` or ``variable.__name__ == key`` (either side), the name
-    also read by a call (``await tool.name() == key``)."""
+    also read by a call (``await tool.name() == key``) or from what describes the variable
+    (``get_tool_info(tool).name == key``), alone or in a conjunction (``is_function_tool(t) and t.name == key``)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return name_comparison(test.left) or name_comparison(test.right)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
@@ -232,10 +246,13 @@ def name_comparison(test: cst.BaseExpression) -> Optional[Tuple[str, cst.BaseExp
         if (
             isinstance(side, cst.Attribute)
             and side.attr.value in ("name", "__name__")
-            and isinstance(side.value, cst.Name)
             and syn.string_value(other) is None
         ):
-            return side.value.value, other
+            described = side.value.value if isinstance(side.value, cst.Name) else None
+            if described is None and isinstance(side.value, cst.Call):
+                described = describes(side.value)
+            if described is not None:
+                return described, other
     return None
 
 

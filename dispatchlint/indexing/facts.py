@@ -242,6 +242,9 @@ class Dispatch:
     via: str = ""
     #: The flow of the key the callable is looked up by (a tool name parsed out of the model's text, say).
     key_flow: Flow = UNKNOWN
+    #: Found by a scan of ``table`` comparing each item's name with the key (``for tool in self._tools: if
+    #: get_tool_info(tool).name == name``), not by subscript or ``.get``.
+    scanned: bool = False
 
 
 @dataclass(frozen=True)

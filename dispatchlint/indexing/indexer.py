@@ -143,6 +143,8 @@ class _Callable(NamedTuple):
     #: What other branches bound the same name to (``func = table.get(name)`` in one, ``func = tool.func`` of a
     #: linear scan in another): each is a way the call may run a tool.
     alternatives: Tuple["_Callable", ...] = ()
+    #: Found by a scan of ``table`` comparing each item's name with the key (not by subscript or ``.get``).
+    scanned: bool = False
 
 
 @dataclass
@@ -157,6 +159,9 @@ class _Scope:
     nested: Dict[str, str] = field(default_factory=dict)
     #: Loop variables over a dotted iterable (``for tool in self.tools``), for linear-scan lookups.
     scans: Dict[str, str] = field(default_factory=dict)
+    #: Names that describe a loop variable of ``scans`` (``tool_info = get_tool_info(tool)``): comparing their
+    #: name with a key looks the loop variable up.
+    scan_views: Dict[str, str] = field(default_factory=dict)
     #: What the function's ``return`` statements give back (see ``FunctionDef.returns``).
     returns: List[Tuple[bool, Flow]] = field(default_factory=list)
     #: Names the function returns as written (see ``FunctionDef.returns_names``).
@@ -488,10 +493,13 @@ class _ModuleIndexer:
     def _test(self, statement: cst.If, scope: _Scope) -> None:
         self._expression(statement.test, scope)
         scanned = pat.name_comparison(statement.test)
-        if scanned is not None and scanned[0] in scope.scans:
-            # ``for tool in tools: if tool.name == name: ...``: inside, ``tool`` is the tool looked up by name.
-            variable, key = scanned
-            scope.put(scope.callables, variable, _Callable(scope.scans[variable], "", self._text(key), True))
+        variable = scope.scan_views.get(scanned[0], scanned[0]) if scanned is not None else ""
+        if scanned is not None and variable in scope.scans:
+            # ``for tool in tools: if tool.name == name: ...`` (or ``get_tool_info(tool).name``): inside, ``tool``
+            # is the tool looked up by name.
+            key = scanned[1]
+            found = _Callable(scope.scans[variable], "", self._text(key), True, scanned=True)
+            scope.put(scope.callables, variable, found)
 
     def _loop(self, statement: Union[cst.For, cst.While], scope: _Scope) -> None:
         if isinstance(statement, cst.For):
@@ -873,6 +881,11 @@ class _ModuleIndexer:
         if syn.dotted_name(target) == f"self.{name}" and scope.class_name and _constructed_class(value):
             self.attribute_types[(scope.class_name, name)] = _constructed_class(value)
         if isinstance(target, cst.Name):
+            described = pat.describes(value)
+            if described in scope.scans:
+                scope.scan_views[target.value] = described
+            else:
+                scope.scan_views.pop(target.value, None)
             constructed = _constructed_class(value)
             if annotation or constructed:
                 _declare(scope, name, annotation or constructed)
@@ -1280,6 +1293,7 @@ class _ModuleIndexer:
                     option.declared,
                     option.reached if reached else via,
                     option.key_flow,
+                    option.scanned,
                 )
             )
 
@@ -1367,7 +1381,7 @@ class _ModuleIndexer:
         scan = pat.linear_scan(expression)
         if scan is not None:
             declared = self._declared_holding(scan[0], scope, scope.element_types, syn.sequence_element_class)
-            return _Callable(scan[0], "", self._text(scan[1]), True, declared=declared)
+            return _Callable(scan[0], "", self._text(scan[1]), True, declared=declared, scanned=True)
         if isinstance(expression, cst.Call) and resolver_calls:
             callee = syn.dotted_name(expression.func)
             keys = [arg.value for arg in expression.args if not arg.star and syn.is_tool_name_key(arg.value)]

@@ -130,6 +130,8 @@ class Dispatches:
                     tables = [None]
                 elif reaches_past and not tables:
                     tables = [None]  # a tool object found by a linear scan of a list
+                elif not tables and self._scanned_tool_runs(module, dispatch):
+                    tables = [None]
                 elif not tables and self._opaque_resolver_runs_raw(module, dispatch):
                     tables = [None]
                 elif not tables and self._runs_gated_method_raw(module, dispatch):
@@ -206,6 +208,17 @@ class Dispatches:
         if not (holder and dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
             return False
         return self.taint.site_verdict(module, dispatch.function, dispatch.args) == RAW
+
+    def _scanned_tool_runs(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
+        """A callable found by scanning what no table shows (``self._tools``, handed in) for the item whose name
+        is the tool's (``for tool in self._tools: if get_tool_info(tool).name == name``), called with the
+        model's own arguments, raw or through the gate: a tool run by name, whatever holds it."""
+        return (
+            dispatch.scanned
+            and dispatch.kind is SiteKind.CALL
+            and dispatch.key_is_name
+            and self.taint.site_verdict(module, dispatch.function, dispatch.args) in (RAW, RAW_WEAK, GATED)
+        )
 
     def _text_tool_call(self, module: ModuleFacts, dispatch: Dispatch, table: LinkedTable) -> bool:
         """A tool call the model wrote in its text reply, run from a table of project functions: its name and

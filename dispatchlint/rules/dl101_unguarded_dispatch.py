@@ -284,7 +284,11 @@ class UnguardedDispatch(Rule):
                 f"arguments: the gate {gate} never repairs them on this path{gated_by}; repair them before the call"
             )
         table = site.table
-        assert table is not None  # every other site reads a table
+        if table is None:  # found by a scan of what no table shows
+            return (
+                f"the model's raw arguments reach the tool named `{site.key}`, run {where}: the gate {gate} never "
+                f"repairs them on this path; repair them before the call"
+            )
         tools = [
             (entry.key, f"`{display_function(entry.executors[0]).split('.')[-1]}`" if entry.executors else "")
             for entry in table.entries

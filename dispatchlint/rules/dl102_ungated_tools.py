@@ -126,7 +126,7 @@ class UngatedTools(Rule):
                     ],
                 )
         for other in project.sites:
-            held = isinstance(other, TableSite) and other.table is None and other.sink_method
+            held = isinstance(other, TableSite) and other.table is None and not other.reaches_past
             if (
                 (isinstance(other, CallSite) or held)
                 and other.unguarded
@@ -141,14 +141,20 @@ class UngatedTools(Rule):
     @staticmethod
     def _call_message(project: Project, site: Site) -> str:
         """A site with no table to wrap: a tool's executor called directly, a name handed to a function bound at
-        run time, or the callable a tool object holds run through its only entry (``tool.func(**args)``)."""
+        run time, the callable a tool object holds run through its only entry (``tool.func(**args)``), or a tool
+        found by name where no table shows (a scan of what callers hand in, an opaque resolver)."""
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
-        if isinstance(site, TableSite):
+        if isinstance(site, TableSite) and site.sink_method:
             return (
                 f"the model's raw arguments reach the function the `{site.constructed}` looked up by `{site.key}` "
                 f"holds: `.{site.via}(...)` runs it {where}, and {_no_gate(project)}; {remedy}"
             )
+        if isinstance(site, TableSite):
+            found = (
+                f"the tool `{site.resolver}({site.key})` returns" if site.resolver else f"the tool named `{site.key}`"
+            )
+            return f"the model's raw arguments reach {found}, run {where}, and {_no_gate(project)}; {remedy}"
         if site.kind is SiteKind.DIRECT:
             effect = mistyped_effect(project, site.module, [(site.key, f"tool `{site.key}`")])
             effect = effect or f"the model's raw arguments reach tool `{site.key}`"
