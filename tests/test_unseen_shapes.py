@@ -706,7 +706,7 @@ def test_a_second_scan_of_the_same_list_running_the_gated_method_raw_is_reported
 
 #: A tool factory that builds its argument model from a remote schema by JSON Schema's type names, handed its
 #: options through ``**kwargs``; beside it, a table of tools run with the model's parsed arguments.
-REMOTE_TOOLS = '''
+REMOTE_TOOLS = """
 import json
 
 
@@ -748,7 +748,7 @@ TOOLS = {"search": search}
 def run(call):
     args = json.loads(call["arguments"])
     return TOOLS[call["name"]](**args)
-'''
+"""
 
 
 def test_a_factory_handed_its_options_through_kwargs_is_not_the_projects_gate(tmp_path: Path, run_cli) -> None:
@@ -1162,3 +1162,47 @@ def test_a_scanned_tool_run_raw_where_no_gate_is_ungated(tmp_path: Path, run_cli
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert result.locations() == {("DL102", f"agent/realtime.py:{line}")}
     assert result.findings()[0]["message"].startswith("the model's raw arguments reach the tool named `name`, run in")
+
+
+#: A legacy agent loop: core tools imported by name from a module, run raw, beside sandbox tools run through
+#: the gate.
+IMPORTED_BY_NAME = """
+import importlib
+import json
+
+from agent.gate import coerce_tool_args
+
+CORE_TOOL_MODULE_NAME = "agent.core_tools"
+
+
+def get_function_from_module(module_name, function_name):
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+class Agent:
+    def step(self, function_call, sandboxed):
+        function_name = function_call.name
+        function_args = json.loads(function_call.arguments)
+        if sandboxed:
+            return handle_function_call(function_name, coerce_tool_args(function_name, function_args))
+        callable_func = get_function_from_module(CORE_TOOL_MODULE_NAME, function_name)
+        return callable_func(**function_args)
+"""
+
+
+def test_a_tool_a_function_imports_by_name_run_raw_beside_the_gate(tmp_path: Path, run_cli) -> None:
+    """``get_function_from_module(CORE_TOOL_MODULE_NAME, function_name)``: the constant says where to look, the
+    tool's name what to take; what it returns runs with the model's raw arguments (DL101)."""
+    project = _project(
+        tmp_path,
+        {
+            "agent/loop.py": IMPORTED_BY_NAME.replace(
+                "import json\n", "import json\n\nfrom agent.registry import handle_function_call\n", 1
+            )
+        },
+    )
+    result = run_cli(project, "--format", "json")
+    source = (project / "agent" / "loop.py").read_text(encoding="utf-8").splitlines()
+    line = source.index("        return callable_func(**function_args)") + 1
+    assert result.locations() == {("DL101", f"agent/loop.py:{line}")}
+    assert "`get_function_from_module(function_name)` returns" in result.findings()[0]["message"]

@@ -1385,6 +1385,8 @@ class _ModuleIndexer:
         if isinstance(expression, cst.Call) and resolver_calls:
             callee = syn.dotted_name(expression.func)
             keys = [arg.value for arg in expression.args if not arg.star and syn.is_tool_name_key(arg.value)]
+            # a constant names where to look (``get_function_from_module(CORE_TOOL_MODULE_NAME, function_name)``)
+            keys.sort(key=lambda key: isinstance(key, cst.Name) and key.value.isupper())
             if callee is not None and keys:  # resolve(name), resolve_executor(agent, name)
                 return _Callable("", callee, self._text(keys[0]), True)
         return None

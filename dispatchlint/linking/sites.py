@@ -202,12 +202,12 @@ class Dispatches:
         """A callable a resolver returns for a tool's name, where no table behind the resolver can be seen (a
         protocol's method, a plugin's registry: ``func = registry.get_tool_function(tool_name)``), run with the
         model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it. The
-        resolver must be a method whose name says it returns a tool: ``getattr(self.db, method_name)`` returns a
-        database client's method."""
-        holder, _, method = dispatch.resolver.rpartition(".")
-        if not (holder and dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
+        resolver's name must say it returns a tool (``getattr(self.db, method_name)`` returns a database client's
+        method): a method, or a function that imports it (``get_function_from_module(MODULE, function_name)``)."""
+        method = dispatch.resolver.rpartition(".")[2]
+        if not (dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
             return False
-        return self.taint.site_verdict(module, dispatch.function, dispatch.args) == RAW
+        return self.taint.site_verdict(module, dispatch.function, dispatch.args) in (RAW, RAW_WEAK)
 
     def _scanned_tool_runs(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """A callable found by scanning what no table shows (``self._tools``, handed in) for the item whose name
