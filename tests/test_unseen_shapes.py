@@ -1206,3 +1206,84 @@ def test_a_tool_a_function_imports_by_name_run_raw_beside_the_gate(tmp_path: Pat
     line = source.index("        return callable_func(**function_args)") + 1
     assert result.locations() == {("DL101", f"agent/loop.py:{line}")}
     assert "`get_function_from_module(function_name)` returns" in result.findings()[0]["message"]
+
+
+#: Tools registered with FastMCP through a server handed in (``mcp_server: FastMCP``) or made at module level
+#: (``mcp = FastMCP("files")``), and a batch tool that runs the same tool objects with the model's inputs.
+FASTMCP_REGISTERED = """
+import asyncio
+
+from fastmcp import FastMCP
+
+{server}
+
+
+class BaseTool:
+    name = ""
+
+    async def call(self, ctx, **params):
+        raise NotImplementedError
+
+
+class ReadTool(BaseTool):
+    name = "read"
+
+    async def call(self, ctx, path: str, limit: int = 10):
+        return open(path).read()[:limit]
+
+    def register(self, mcp_server{annotation}):
+        tool_self = self
+
+        @{decorator}(name=self.name)
+        async def read(ctx, path: str, limit: int = 10):
+            return await tool_self.call(ctx, path=path, limit=limit)
+
+
+class BatchTool(BaseTool):
+    def __init__(self, tools: dict[str, BaseTool]):
+        self.tools = tools
+
+    async def call(self, ctx, invocations):
+        tasks = []
+        for invocation in invocations:
+            tool_name, tool_input = invocation.get("tool_name"), invocation.get("input")
+            tool = self.tools[tool_name]
+
+            async def execute_tool(tool_obj: BaseTool, tool_input: dict):
+                return await tool_obj.call(ctx, **tool_input)
+
+            tasks.append(asyncio.create_task(execute_tool(tool, tool_input)))
+        return await asyncio.gather(*tasks)
+
+
+TOOLS = {{"read": ReadTool()}}
+BATCH = BatchTool(TOOLS)
+"""
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"server": "", "annotation": ": FastMCP", "decorator": "mcp_server.tool"},
+        {"server": 'mcp = FastMCP("files")', "annotation": "", "decorator": "mcp.tool"},
+    ],
+    ids=["server-handed-in", "module-server"],
+)
+def test_tools_a_fastmcp_server_registers_validate_their_arguments(tmp_path: Path, run_cli, shape: dict) -> None:
+    """``@mcp_server.tool(...)`` of ``mcp_server: FastMCP``, and ``@mcp.tool(...)`` of ``mcp = FastMCP(...)``,
+    make FastMCP tools, which validate: the batch tool running the same objects is no ungated code (DL102)."""
+    source = FASTMCP_REGISTERED.format(**shape)
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/tools.py": source})
+    found = run_cli(project, "--format", "json", "--select", "ALL").locations()
+    assert not any(code == "DL102" for code, _ in found), found
+
+
+def test_a_tool_object_handed_to_a_closure_that_runs_its_method_raw_is_a_site(tmp_path: Path, run_cli) -> None:
+    """``execute_tool(tool, tool_input)`` then ``tool_obj.call(ctx, **tool_input)``: the callers of the closure say
+    where the tool object was looked up; with no framework registering the tools, that is ungated (DL102)."""
+    source = FASTMCP_REGISTERED.format(server="", annotation="", decorator="register_somewhere")
+    source = source.replace("from fastmcp import FastMCP\n", "")
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/tools.py": source})
+    line = source.splitlines().index("                return await tool_obj.call(ctx, **tool_input)") + 1
+    found = run_cli(project, "--format", "json", "--select", "ALL").locations()
+    assert ("DL102", f"agent/tools.py:{line}") in found

@@ -1317,8 +1317,11 @@ class _ModuleIndexer:
             if len(reached) != 1:
                 return None, SiteKind.CALL, ""
             # ``tool = TOOLS.get(name); tool.call(ctx, **args)``, ``get_tool(name).execute(**args)``: a method of a
-            # tool object looked up by name
-            return self._callable_source(func, scope), SiteKind.METHOD, reached[0]
+            # tool object looked up by name, here or by the callers that hand it in
+            source = self._callable_source(func, scope)
+            if source is None and isinstance(func, cst.Name) and self._own_param(func.value, scope):
+                source = _Callable("", "", "", False, func.value, declared=scope.types.get(func.value, ""))
+            return source, SiteKind.METHOD, reached[0]
         kind, via = SiteKind.BYPASS, reached[0]
         if isinstance(func, cst.Call) and not func.args and syn.dotted_name(func.func) is not None:
             # ``SearchTool()._run(**call["args"])``: a tool object built right here
@@ -1332,12 +1335,17 @@ class _ModuleIndexer:
             # a tool object handed in by the caller (its callers say where they looked it up), or captured from
             # an enclosing function; ``tool: BaseTool`` says what it is when no caller looked it up
             declared = scope.types.get(func.value, "")
-            flow = scope.env.get(func.value)
-            if isinstance(flow, Param) and flow.function == scope.qualname and flow.name == func.value:
+            if self._own_param(func.value, scope):
                 return _Callable("", "", "", False, func.value, constructed=declared), kind, via
             if declared:
                 return _Callable("", "", "", False, constructed=declared), kind, via
         return source, kind, via
+
+    @staticmethod
+    def _own_param(name: str, scope: _Scope) -> bool:
+        """``name`` still holds the parameter of that name of the function being walked."""
+        flow = scope.env.get(name)
+        return isinstance(flow, Param) and flow.function == scope.qualname and flow.name == name
 
     def _callable_source(
         self, expression: cst.BaseExpression, scope: _Scope, resolver_calls: bool = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
+from dispatchlint.indexing.annotations import annotated_class
 from dispatchlint.indexing.facts import Alias, ClassDef, FunctionDef, ModuleFacts, TableDef, ValueKind
 
 
@@ -120,6 +121,9 @@ class SymbolTable:
                 candidate = f"{module.module}.{'.'.join(parts[:depth])}.{head}"
                 if candidate in self.entries:
                     return self._canonical(_join(candidate, rest))
+            declared = self._declared_param_class(module, parts, head)
+            if declared is not None:
+                return self.member(declared, rest) if rest else declared
         candidate = f"{module.module}.{head}"
         if candidate in self.entries:
             return self._canonical(_join(candidate, rest))
@@ -179,13 +183,28 @@ class SymbolTable:
             return None
         return None
 
+    def _declared_param_class(self, module: ModuleFacts, function_parts: List[str], name: str) -> Optional[str]:
+        """The class a parameter ``name`` of the function (or of one enclosing it) is annotated with
+        (``def register(self, mcp_server: FastMCP)``), resolved where it is written."""
+        for depth in range(len(function_parts), 0, -1):
+            found = self.function(f"{module.module}.{'.'.join(function_parts[:depth])}")
+            if found is None or name not in found[1].params:
+                continue
+            annotation = dict(found[1].annotations).get(name)
+            declared = annotated_class(annotation) if annotation else None
+            return self.resolve(module, declared) if declared else None
+        return None
+
     def _instance_class(self, alias: object, module: ModuleFacts) -> Optional[str]:
-        """The project class an alias is an instance of (``registry = ToolRegistry()``)."""
+        """The class an alias is an instance of (``registry = ToolRegistry()``, ``mcp = FastMCP("notes")``)."""
         assert isinstance(alias, Alias)
         if alias.target.kind != ValueKind.CALL or alias.scope != "module":
             return None
         resolved = self.resolve(module, alias.target.target)
-        if resolved is not None and self.kind(resolved) is SymbolKind.CLASS:
+        if resolved is not None and (
+            self.kind(resolved) is SymbolKind.CLASS
+            or (not self.inside_project(resolved) and resolved.rpartition(".")[2][:1].isupper())
+        ):
             return resolved
         return None
 
@@ -232,11 +251,15 @@ class SymbolTable:
         return order
 
     def member(self, class_qualified: str, rest: str) -> Optional[str]:
+        """What ``rest`` names in a class: a member the project defines, or, of a class from outside the project,
+        its name there (``fastmcp.FastMCP.tool``)."""
         attribute, _, tail = rest.partition(".")
         for cls in self.mro(class_qualified) or [class_qualified]:
             candidate = f"{cls}.{attribute}"
             if candidate in self.entries:
                 return self._canonical(_join(candidate, tail))
+        if not self.inside_project(class_qualified):
+            return _join(class_qualified, rest)
         return None
 
     # ------------------------------------------------------------------------------------------ gates
