@@ -1287,3 +1287,48 @@ def test_a_tool_object_handed_to_a_closure_that_runs_its_method_raw_is_a_site(tm
     line = source.splitlines().index("                return await tool_obj.call(ctx, **tool_input)") + 1
     found = run_cli(project, "--format", "json", "--select", "ALL").locations()
     assert ("DL102", f"agent/tools.py:{line}") in found
+
+
+#: A table of tools run from a configuration's spec (its ``args`` are what the configuration says), from a tool
+#: call record (a model's), and through the gate.
+SPEC_AND_CALL = """
+from typing import NamedTuple
+
+from agent.gate import coerce_tool_args
+
+
+class NamedSpec(NamedTuple):
+    name: str
+    args: dict
+
+
+class ToolCall(NamedTuple):
+    name: str
+    args: dict
+
+
+def search(query, limit=5):
+    return [query] * limit
+
+
+TOOLS = {"search": search}
+
+
+def run_spec(spec: NamedSpec):
+    return TOOLS[spec.name](**spec.args)
+
+
+def run_call(call: ToolCall):
+    return TOOLS[call.name](**call.args)
+
+
+def run_gated(call: ToolCall):
+    return TOOLS[call.name](**coerce_tool_args(call.name, call.args))
+"""
+
+
+def test_the_args_of_a_name_declared_a_class_that_carries_no_call_are_no_tool_calls(tmp_path: Path, run_cli) -> None:
+    """``spec.args`` of ``spec: NamedSpec`` is a configuration's; ``call.args`` of ``call: ToolCall`` a model's."""
+    project = _project(tmp_path, {"agent/spec.py": SPEC_AND_CALL})
+    line = SPEC_AND_CALL.splitlines().index("    return TOOLS[call.name](**call.args)") + 1
+    assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/spec.py:{line}")}

@@ -1450,8 +1450,10 @@ class _ModuleIndexer:
             return self._flow(node.expression, scope, depth + 1)
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
-            if node.attr.value in framework_models.ARGUMENT_FIELDS and (
-                base not in ("self", "cls") or (base == "self" and _TOOL_CALL_RECORD.search(scope.class_name))
+            if (
+                node.attr.value in framework_models.ARGUMENT_FIELDS
+                and (base not in ("self", "cls") or (base == "self" and _TOOL_CALL_RECORD.search(scope.class_name)))
+                and not _declared_elsewise(base, scope)
             ):
                 # ``call.args``; ``self.args`` inside a record of a tool call (``class ToolCall: name; args``),
                 # not of a tool, whose ``args`` are what it declares
@@ -1729,6 +1731,18 @@ def _constructed_class(value: cst.BaseExpression) -> str:
         if callee.rpartition(".")[2][:1].isupper():
             return callee
     return ""
+
+
+#: Words in the name of a class whose instances may carry a model's call (``ToolCallPart``, ``ToolUseBlock``,
+#: ``FunctionInvocation``, ``ContentToolRequest``, ``ActionStep``).
+_CALL_CARRIER = re.compile(r"tool|function|call|use|invocation|request|part|block|action|step|event", re.IGNORECASE)
+
+
+def _declared_elsewise(base: Optional[str], scope: _Scope) -> bool:
+    """``spec.args`` of ``spec: NamedSpec``: a name declared a class whose name says nothing of a model's call
+    holds that class's own ``args`` (a configuration's constructor arguments), not a tool call's."""
+    declared = scope.types.get(base or "")
+    return declared is not None and not _CALL_CARRIER.search(declared)
 
 
 def _builds_objects(value: cst.BaseExpression) -> bool:
