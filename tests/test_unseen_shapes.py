@@ -948,7 +948,14 @@ def test_the_function_a_projects_own_tool_record_holds_is_the_tool_not_a_way_pas
     """``tool.func(**request.arguments)`` of a record declared ``dict[str, Tool | BuiltIn]`` (or ``list[Tool]``)
     whose class validates nothing: with no gate in the project (a validator of the tools' declarations is none),
     that is an ungated tool (DL102, opt-in), not a reach past a validation (DL101)."""
-    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/chat.py": OWN_TOOL_RECORDS})
+    relay = (
+        "from mcp import ClientSession\nfrom mcp.types import Tool as McpTool\n\n\n"
+        "async def relay(session: ClientSession, mcp_tool: McpTool, name, arguments):\n"
+        "    mcp_tool.annotations.model_dump()\n"
+        "    return await session.call_tool(name, arguments)\n"
+    )
+    files = {"agent/__init__.py": "", "agent/chat.py": OWN_TOOL_RECORDS, "agent/relay.py": relay}
+    project = write_project(tmp_path, files)  # an MCP client's calls make no tools that validate
     assert run_cli(project, "--format", "json").locations() == set()
     lines = OWN_TOOL_RECORDS.splitlines()
     calls = [number + 1 for number, line in enumerate(lines) if line.endswith("tool.func(**request.arguments)")]

@@ -29,6 +29,20 @@ from dispatchlint.linking.model import (
 _TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
 
 
+#: Methods that use tools (call, list or look them up) rather than make one.
+_USES_TOOLS = re.compile(r"^_?(?:a?call|list|get|run|execute|invoke|remove|delete|has|find)_", re.IGNORECASE)
+
+
+def _makes_tools(members: List[str]) -> bool:
+    """What a class's method is called, when it makes a tool: an alternative constructor
+    (``FunctionTool.from_defaults``) or a method named for tools that does not use them (``FastMCP.tool``,
+    ``Agent.tool_plain``); an attribute of an attribute makes none."""
+    if len(members) != 1:
+        return False
+    method = members[0]
+    return method.startswith("from_") or (bool(_TOOL_PART.search(method)) and not _USES_TOOLS.search(method))
+
+
 class Gates:
     """The project's sanitizers, found once from the call graph."""
 
@@ -263,7 +277,11 @@ class Gates:
         (``fastmcp.Client(transport)`` holds a connection)."""
         if any(qualified == t or qualified.startswith(t + ".") for t in self.graph.config.tool_types):
             return True
-        return self.is_framework_name(qualified) and any(_TOOL_PART.search(part) for part in qualified.split(".")[1:])
+        parts = qualified.split(".")
+        classes = [index for index, part in enumerate(parts) if part[:1].isupper()]
+        if classes and classes[0] < len(parts) - 1 and not _makes_tools(parts[classes[0] + 1 :]):
+            return False  # ``ClientSession.call_tool`` runs a tool; ``Tool.annotations.model_dump`` makes none
+        return self.is_framework_name(qualified) and any(_TOOL_PART.search(part) for part in parts[1:])
 
     def gate_locations(
         self, top_level_only: bool = False, near: Optional[ModuleFacts] = None
