@@ -836,12 +836,11 @@ class _ModuleIndexer:
         """Record what an instance attribute is declared to hold, for the methods walked after this one."""
         if not scope.class_name:
             return
+        owner, _, attribute = (syn.dotted_name(target) or "").partition(".")
         if scope.kind == "class" and isinstance(target, cst.Name):
             self.attribute_annotations[(scope.class_name, target.value)] = annotation
-        elif scope.kind == "function" and (syn.dotted_name(target) or "").count(".") == 1:
-            owner, _, attribute = (syn.dotted_name(target) or "").partition(".")
-            if owner == "self":
-                self.attribute_annotations[(scope.class_name, attribute)] = annotation
+        elif scope.kind == "function" and owner == "self" and attribute and "." not in attribute:
+            self.attribute_annotations[(scope.class_name, attribute)] = annotation
 
     def _declared_holding(
         self, holder: str, scope: _Scope, declared: Dict[str, str], read: Callable[[str], Optional[str]]
