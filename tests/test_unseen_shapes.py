@@ -1339,3 +1339,37 @@ def test_the_args_of_a_name_declared_a_class_that_carries_no_call_are_no_tool_ca
     project = _project(tmp_path, {"agent/spec.py": SPEC_AND_CALL})
     line = SPEC_AND_CALL.splitlines().index("    return TOOLS[call.name](**call.args)") + 1
     assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/spec.py:{line}")}
+
+
+#: Plugin functions registered as records of a class no annotation names, run by their stored function.
+PLUGIN_RECORDS = """
+import json
+
+from agent.records import make_item
+
+FUNCTIONS = {}
+
+
+def register(name, func):
+    FUNCTIONS[name] = make_item(name, func)
+
+
+class Executor:
+    def execute(self, call):
+        item = FUNCTIONS.get(call.function.name)
+        return item.func(**json.loads(call.function.arguments))
+"""
+
+
+def test_the_stored_function_of_a_record_where_no_tool_object_validates_is_the_tool(tmp_path: Path, run_cli) -> None:
+    """``item.func(**args)`` of a record whose class nothing declares, in a program that makes or derives from no
+    framework's tools: there is no validating entry to reach past, so no gate means DL102 (opt-in), not DL101."""
+    records = "class Item:\n    def __init__(self, name, func):\n        self.name, self.func = name, func\n\n\n"
+    records += "def make_item(name, func):\n    return Item(name, func)\n"
+    files = {"agent/__init__.py": "", "agent/records.py": records, "agent/plugins.py": PLUGIN_RECORDS}
+    project = write_project(tmp_path, files)
+    assert run_cli(project, "--format", "json").locations() == set()
+    line = PLUGIN_RECORDS.splitlines().index("        return item.func(**json.loads(call.function.arguments))") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert ("DL102", f"agent/plugins.py:{line}") in result.locations()
+    assert not any(code == "DL101" for code, _ in result.locations())

@@ -71,6 +71,8 @@ class Dispatches:
         self._sites_by_table: Optional[Dict[int, List[TableSite]]] = None
         #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
         self.gated_methods: Set[str] = set()
+        #: The parts of the program that have tool objects validating their own arguments (a framework's).
+        self._parts_with_validating_tools = {graph.part_of(module) for module in gates.validating_tool_modules()}
         self.sites = self._link_sites()
 
     # ------------------------------------------------------------------------------------------ sites
@@ -282,10 +284,13 @@ class Dispatches:
 
     def _bare_entry(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """The looked-up object is declared a project class with no validating entry (``self._tools: dict[str,
-        Tool]``, ``tools: list[AgentTool]``): its ``.func`` is the tool's only way in, not a way past a validation
-        (unknown classes stay reach-pasts: a framework's tool object may stand behind them)."""
+        Tool]``, ``tools: list[AgentTool]``), or is of a class nobody declares in a part of the program where no
+        tool object validates (no framework's tools are made or derived from there): its ``.func`` is the
+        tool's only way in, not a way past a validation."""
+        if dispatch.via == "__wrapped__":
+            return False  # past a wrapper, which may repair
         if not dispatch.object_type:
-            return False
+            return self.graph.part_of(module) not in self._parts_with_validating_tools
         declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
         return (
             declared is not None

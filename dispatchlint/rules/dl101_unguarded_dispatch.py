@@ -22,6 +22,7 @@ from dispatchlint.rules.rule import (
     Case,
     Finding,
     Rule,
+    holder,
     mistyped_effect,
     related,
     sites_by_location,
@@ -262,7 +263,7 @@ class UnguardedDispatch(Rule):
             )
         if site.sink_method:
             return (
-                f"`.{site.method}(...)` of the `{site.constructed}` looked up by `{site.key}` runs {where} with the "
+                f"`.{site.method}(...)` of {holder(site)} looked up by `{site.key}` runs {where} with the "
                 f"model's raw arguments and hands them to the function it holds unvalidated, while the project "
                 f"repairs tool arguments with {gate}: repair them before the call, or validate in `{site.method}`"
             )

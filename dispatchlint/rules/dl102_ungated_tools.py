@@ -7,7 +7,16 @@ from typing import Iterable
 from dispatchlint.indexing.facts import SiteKind
 from dispatchlint.linking import CallSite, Project, Site, TableSite, display_function, table_of
 from dispatchlint.findings import Applicability
-from dispatchlint.rules.rule import Case, Finding, Rule, mistyped_effect, related, sites_by_location, table_subject
+from dispatchlint.rules.rule import (
+    Case,
+    Finding,
+    Rule,
+    holder,
+    mistyped_effect,
+    related,
+    sites_by_location,
+    table_subject,
+)
 
 _TOOLS = """
 import json
@@ -147,7 +156,7 @@ class UngatedTools(Rule):
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
         if isinstance(site, TableSite) and site.sink_method:
             return (
-                f"the model's raw arguments reach the function the `{site.constructed}` looked up by `{site.key}` "
+                f"the model's raw arguments reach the function {holder(site)} looked up by `{site.key}` "
                 f"holds: `.{site.via}(...)` runs it {where}, and {_no_gate(project)}; {remedy}"
             )
         if isinstance(site, TableSite):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from dispatchlint.indexing.facts import ModuleFacts, Span
-from dispatchlint.linking import LinkedTable, Project, Site
+from dispatchlint.linking import LinkedTable, Project, Site, TableSite
 from dispatchlint.linking.catalog import Catalog
 from dispatchlint.findings import Applicability, Finding, FixSubject, SubjectKind
 from dispatchlint.locations import Location
@@ -102,7 +102,12 @@ def table_subject(table: LinkedTable) -> FixSubject:
     return FixSubject(SubjectKind.TABLE, table.module.path, table.definition.span, table.qualname)
 
 
-__all__ = ["Case", "Finding", "Rule", "related", "sites_by_location", "table_subject"]
+__all__ = ["Case", "Finding", "Rule", "holder", "related", "sites_by_location", "table_subject"]
+
+
+def holder(site: TableSite) -> str:
+    """The tool object a site runs the stored function of: its class when known."""
+    return f"the `{site.constructed}`" if site.constructed else "the tool object"
 
 
 #: The declared types a model's string can stand in for, most harmful first, and how the model sends each one.
