@@ -1299,7 +1299,7 @@ def test_a_tool_object_handed_to_a_closure_that_runs_its_method_raw_is_a_site(tm
 #: A table of tools run from a configuration's spec (its ``args`` are what the configuration says), from a tool
 #: call record (a model's), and through the gate.
 SPEC_AND_CALL = """
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agent.gate import coerce_tool_args
 
@@ -1331,14 +1331,21 @@ def run_call(call: ToolCall):
 
 def run_gated(call: ToolCall):
     return TOOLS[call.name](**coerce_tool_args(call.name, call.args))
+
+
+def run_any(call: Any):
+    return TOOLS[call.name](**call.args)
 """
 
 
 def test_the_args_of_a_name_declared_a_class_that_carries_no_call_are_no_tool_calls(tmp_path: Path, run_cli) -> None:
     """``spec.args`` of ``spec: NamedSpec`` is a configuration's; ``call.args`` of ``call: ToolCall`` a model's."""
     project = _project(tmp_path, {"agent/spec.py": SPEC_AND_CALL})
-    line = SPEC_AND_CALL.splitlines().index("    return TOOLS[call.name](**call.args)") + 1
-    assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/spec.py:{line}")}
+    lines = [
+        n + 1 for n, line in enumerate(SPEC_AND_CALL.splitlines()) if line == "    return TOOLS[call.name](**call.args)"
+    ]
+    assert len(lines) == 2  # call: ToolCall, and call: Any, which says nothing of what it holds
+    assert run_cli(project, "--format", "json").locations() == {("DL101", f"agent/spec.py:{line}") for line in lines}
 
 
 #: Plugin functions registered as records of a class no annotation names, run by their stored function.
@@ -1373,3 +1380,20 @@ def test_the_stored_function_of_a_record_where_no_tool_object_validates_is_the_t
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert ("DL102", f"agent/plugins.py:{line}") in result.locations()
     assert not any(code == "DL101" for code, _ in result.locations())
+
+
+def test_a_framework_server_script_validates_its_own_tools_not_those_of_the_scripts_beside_it(
+    tmp_path: Path, run_cli
+) -> None:
+    """A folder of example scripts: one serves tools with FastMCP (they validate), another runs its own table
+    raw. The server's tools say nothing of the other script's: its raw table is still DL102."""
+    server = 'from mcp.server.fastmcp import FastMCP\n\napp = FastMCP("search")\n\n\n'
+    server += "@app.tool()\ndef search(q: str):\n    return q\n"
+    raw = (
+        "def add(a: int, b: int):\n    return a + b\n\n\nTOOLS = {'add': add}\n\n\n"
+        "def run(response):\n"
+        "    for tool in response.message.tool_calls:\n"
+        "        TOOLS[tool.function.name](**tool.function.arguments)\n"
+    )
+    project = write_project(tmp_path, {"examples/server.py": server, "examples/tools.py": raw})
+    assert ("DL102", "examples/tools.py:10") in run_cli(project, "--format", "json", "--select", "ALL").locations()

@@ -1737,11 +1737,17 @@ def _constructed_class(value: cst.BaseExpression) -> str:
 _CALL_CARRIER = re.compile(r"tool|function|call|use|invocation|request|part|block|action|step|event", re.IGNORECASE)
 
 
+#: Annotations that name no class of the value's own (``call: Any``).
+_SAYS_NOTHING = frozenset(("Any", "object", "dict", "Dict", "Mapping", "MutableMapping", "SimpleNamespace"))
+
+
 def _declared_elsewise(base: Optional[str], scope: _Scope) -> bool:
     """``spec.args`` of ``spec: NamedSpec``: a name declared a class whose name says nothing of a model's call
     holds that class's own ``args`` (a configuration's constructor arguments), not a tool call's."""
     declared = scope.types.get(base or "")
-    return declared is not None and not _CALL_CARRIER.search(declared)
+    return (
+        declared is not None and declared.rpartition(".")[2] not in _SAYS_NOTHING and not _CALL_CARRIER.search(declared)
+    )
 
 
 def _builds_objects(value: cst.BaseExpression) -> bool:

@@ -68,6 +68,8 @@ class Project:
     #: The parts whose tools validate their own arguments somewhere (tool classes whose public entry does, a
     #: framework's included), or that have a gate: not ungated code (DL102 stays silent there).
     validated_parts: FrozenSet[int]
+    #: The modules that make a framework's validating tools by a call, and those that import one of them.
+    validated_modules: FrozenSet[str]
 
     @property
     def has_gate(self) -> bool:
@@ -79,8 +81,9 @@ class Project:
         return self.graph.part_of(module) in self.gated_parts
 
     def validation_reaches(self, module: ModuleFacts) -> bool:
-        """The part ``module`` belongs to has a gate or tools that validate their own arguments."""
-        return self.graph.part_of(module) in self.validated_parts
+        """The part ``module`` belongs to has a gate or tool classes that validate their own arguments, or the
+        module makes (or imports a module that makes) a framework's validating tools."""
+        return self.graph.part_of(module) in self.validated_parts or module.module in self.validated_modules
 
     @property
     def config(self) -> Config:
@@ -116,7 +119,14 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
     )
     gated_parts = frozenset(graph.part_of(module) for module in gating)
     validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules()}
-    return Project(graph, gates, taint, catalog, dispatches, gated_parts, validated_parts)
+    makers = gates.framework_tool_makers()
+    validated_modules = frozenset(
+        module.module
+        for module in graph.modules
+        if module.module in makers
+        or any(target in makers or target.rpartition(".")[0] in makers for _, target in module.imports)
+    )
+    return Project(graph, gates, taint, catalog, dispatches, gated_parts, validated_parts, validated_modules)
 
 
 def _gates(taint: Taint, site: Site) -> bool:

@@ -206,18 +206,25 @@ class Gates:
 
     def validating_tool_modules(self) -> List[ModuleFacts]:
         """The modules that define tool classes validating their arguments (deriving from a framework's, or
-        validating in their public entry), or make tools of a framework's that do (``tool(Sections)``,
-        ``StructuredTool.from_function(fn)``). Importing a framework is not enough: an MCP server example next to
-        a hand-rolled table does not validate that table's tools."""
+        validating in their public entry). Importing a framework is not enough: an MCP server example next to a
+        hand-rolled table does not validate that table's tools."""
         return [
             module
             for module in self.graph.modules
             if not self.graph.is_test(module)
-            and (
-                any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
-                or any(self._makes_framework_tool_here(module, call) for call in module.calls)
-            )
+            and any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
         ]
+
+    def framework_tool_makers(self) -> Set[str]:
+        """The modules that make tools of a framework's that validate (``tool(Sections)``,
+        ``StructuredTool.from_function(fn)``, ``@mcp.tool()``): those tools are the ones it and its importers run,
+        not those of a script beside it."""
+        return {
+            module.module
+            for module in self.graph.modules
+            if not self.graph.is_test(module)
+            and any(self._makes_framework_tool_here(module, call) for call in module.calls)
+        }
 
     def _makes_framework_tool_here(self, module: ModuleFacts, call: Call) -> bool:
         if not _TOOL_PART.search(call.callee):
