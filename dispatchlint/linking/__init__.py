@@ -118,8 +118,8 @@ def link_project(modules: Sequence[ModuleFacts], config: Config) -> Project:
         + [module for module, _ in dispatches.gating_dispatches]
     )
     gated_parts = frozenset(graph.part_of(module) for module in gating)
-    validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules()}
-    makers = gates.framework_tool_makers()
+    validated_parts = gated_parts | {graph.part_of(module) for module in gates.validating_tool_modules}
+    makers = gates.framework_tool_makers
     validated_modules = frozenset(
         module.module
         for module in graph.modules

@@ -5,7 +5,8 @@ entry validates their arguments (a framework's, or the project's own)."""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from functools import cached_property
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from dispatchlint.indexing.facts import Call, Flow, FunctionDef, ModuleFacts, Param, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
@@ -204,6 +205,7 @@ class Gates:
         roots = FRAMEWORK_PACKAGES + tuple(self.graph.config.tool_types)
         return any(qualified == root or qualified.startswith(root + ".") for root in roots)
 
+    @cached_property
     def validating_tool_modules(self) -> List[ModuleFacts]:
         """The modules that define tool classes validating their arguments (deriving from a framework's, or
         validating in their public entry). Importing a framework is not enough: an MCP server example next to a
@@ -215,16 +217,17 @@ class Gates:
             and any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
         ]
 
-    def framework_tool_makers(self) -> Set[str]:
+    @cached_property
+    def framework_tool_makers(self) -> FrozenSet[str]:
         """The modules that make tools of a framework's that validate (``tool(Sections)``,
         ``StructuredTool.from_function(fn)``, ``@mcp.tool()``): those tools are the ones it and its importers run,
         not those of a script beside it."""
-        return {
+        return frozenset(
             module.module
             for module in self.graph.modules
             if not self.graph.is_test(module)
             and any(self._makes_framework_tool_here(module, call) for call in module.calls)
-        }
+        )
 
     def _makes_framework_tool_here(self, module: ModuleFacts, call: Call) -> bool:
         if not _TOOL_PART.search(call.callee):

@@ -71,9 +71,9 @@ class Dispatches:
         self._sites_by_table: Optional[Dict[int, List[TableSite]]] = None
         #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
         self.gated_methods: Set[str] = set()
-        makers = gates.framework_tool_makers()
+        makers = gates.framework_tool_makers
         #: The parts of the program that have tool objects validating their own arguments (a framework's).
-        self._parts_with_validating_tools = {graph.part_of(module) for module in gates.validating_tool_modules()} | {
+        self._parts_with_validating_tools = {graph.part_of(module) for module in gates.validating_tool_modules} | {
             graph.part_of(module) for module in graph.modules if module.module in makers
         }
         self.sites = self._link_sites()
