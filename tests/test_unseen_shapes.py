@@ -1397,3 +1397,264 @@ def test_a_framework_server_script_validates_its_own_tools_not_those_of_the_scri
     )
     project = write_project(tmp_path, {"examples/server.py": server, "examples/tools.py": raw})
     assert ("DL102", "examples/tools.py:10") in run_cli(project, "--format", "json", "--select", "ALL").locations()
+
+
+#: A tool class of the project's own whose methods run the callable each object holds with a tool call's
+#: arguments: directly, through an alias, through ``typing.cast`` (which is its operand at run time), and as a
+#: dataclass field; and an agent whose own method (not a callable it holds) takes a tool call's name and arguments.
+OWN_CALLABLE = """
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, cast
+
+
+class Tool:
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+        self.fn = fn
+        self.name = name
+
+    def call(self, tool_call) -> Any:
+        return self.fn(**json.loads(tool_call.args))
+
+    def call_aliased(self, tool_call) -> Any:
+        fn = self.fn
+        return fn(**json.loads(tool_call.args))
+
+    def call_cast(self, tool_call) -> Any:
+        kwargs_callable = cast(Callable[..., Any], self.fn)
+        kwargs = json.loads(tool_call.args)
+        return kwargs_callable(**kwargs)
+
+    def call_validated(self, tool_call, model) -> Any:
+        return self.fn(**model.model_validate_json(tool_call.args).model_dump())
+
+    def run_with(self, **kwargs) -> Any:
+        return self.fn(**kwargs)
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def demo() -> Any:
+    return Tool(add, "add").run_with(a=1, b=2)
+
+
+@dataclass
+class FieldTool:
+    name: str
+    func: Callable[..., Any]
+
+    def invoke(self, tool_call) -> Any:
+        return self.func(**json.loads(tool_call.args))
+
+
+class Prompt:
+    def __init__(self, fn: Callable[..., str]) -> None:
+        self.fn = fn
+
+    def render(self, request) -> str:
+        return self.fn(**json.loads(request.args))
+
+
+class Agent:
+    def _run(self, name: str, args: dict) -> Any:
+        return {"name": name, **args}
+
+    def ask(self, tool_call) -> Any:
+        return self._run(tool_call.name, json.loads(tool_call.args))
+"""
+
+
+def test_a_tool_class_running_the_callable_its_object_holds_with_a_tool_calls_arguments_is_ungated(
+    tmp_path: Path, run_cli
+) -> None:
+    """``self.fn(**json.loads(tool_call.args))`` in the project's own tool class, however the callable is named
+    on the way (an alias, ``cast``, a dataclass field): its only way in, with the model's arguments, and no gate
+    (DL102). The method that validates first, the one only the project calls with its own values, a prompt that
+    renders its function with a client's arguments (not a tool), and the agent's own ``self._run(name, args)``
+    (a method, not a held callable) stay silent."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/tools.py": OWN_CALLABLE})
+    lines = OWN_CALLABLE.splitlines()
+    expected = {
+        ("DL102", f"agent/tools.py:{lines.index(text) + 1}")
+        for text in (
+            "        return self.fn(**json.loads(tool_call.args))",
+            "        return fn(**json.loads(tool_call.args))",
+            "        return kwargs_callable(**kwargs)",
+            "        return self.func(**json.loads(tool_call.args))",
+        )
+    }
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == expected
+    messages = {finding["message"] for finding in result.findings()}
+    assert (
+        "the model's raw arguments reach the function the `Tool` object holds: `self.fn(...)` runs it in "
+        "`Tool.call`, and the project has no gate" in "\n".join(messages)
+    )
+    assert all(finding["trace"][0]["message"].startswith("source: ") for finding in result.findings())
+    assert run_cli(project, "--format", "json").locations() == set()  # DL102 is opt-in
+
+
+#: A tool class's entry that runs its stored callable with what it is handed, and an agent loop that hands it
+#: the model's arguments for some tools while the others go through the gate.
+OWN_CALLABLE_BESIDE_GATE = """
+import json
+
+from agent.registry import handle_function_call
+
+
+class FunctionTool:
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+
+    def run(self, arguments: dict):
+        return self.fn(**arguments)
+
+
+def lookup(query, limit=5):
+    return [query] * limit
+
+
+OBJECTS = {"lookup": FunctionTool(lookup, "lookup")}
+
+
+def find_tool(name: str) -> FunctionTool:
+    return OBJECTS[name]
+
+
+def step(message):
+    for call in message.tool_calls:
+        arguments = json.loads(call.function.arguments)
+        if call.function.name in OBJECTS:
+            tool = find_tool(call.function.name)
+            print(tool.run({{arguments}}))
+        else:
+            print(handle_function_call(call.function.name, arguments))
+"""
+
+
+@pytest.mark.parametrize(
+    ("handed", "expected"), [("arguments", True), ("coerce_tool_args(call.function.name, arguments)", False)]
+)
+def test_a_tool_class_running_its_callable_with_what_a_loop_beside_the_gate_hands_it_is_a_bypass(
+    tmp_path: Path, run_cli, handed: str, expected: bool
+) -> None:
+    """The loop repairs some tools' arguments with the gate and hands the others to ``FunctionTool.run`` as they
+    arrived: ``self.fn(**arguments)`` there runs them raw (DL101), and is silent once the loop repairs them."""
+    source = OWN_CALLABLE_BESIDE_GATE.replace("{{arguments}}", handed)
+    source = source.replace("import json\n", "import json\n\nfrom agent.gate import coerce_tool_args\n")
+    project = _project(tmp_path, {"agent/objects.py": source})
+    line = source.splitlines().index("        return self.fn(**arguments)") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL101", f"agent/objects.py:{line}")} if expected else set())
+    if expected:
+        (finding,) = result.findings()
+        assert finding["message"].startswith("`self.fn(...)` runs the function the `FunctionTool` object holds")
+
+
+#: An agent whose tools are its own methods, found by the tool's name with ``getattr``; and a client whose
+#: methods are found by a configured operation's name with the configuration's own parameters.
+GETATTR_METHODS = """
+import json
+
+
+class Agent:
+    def __init__(self, client, config):
+        self.client = client
+        self.config = config
+
+    def get_weather(self, city: str, days: int = 1):
+        return [city] * days
+
+    def handle(self, response):
+        for tool_call in response.choices[0].message.tool_calls:
+            name = tool_call.function.name
+            args = json.loads(tool_call.function.arguments)
+            print(getattr(self, name)(**args))
+
+    def handle_found(self, response):
+        for tool_call in response.choices[0].message.tool_calls:
+            method = getattr(self, tool_call.function.name, None)
+            if method is not None:
+                print(method(**json.loads(tool_call.function.arguments)))
+
+    def run_operation(self, operation_name):
+        return getattr(self.client, operation_name)(**self.config[operation_name])
+"""
+
+
+def test_a_method_getattr_finds_by_the_tool_name_and_runs_with_the_raw_arguments_is_a_tool(
+    tmp_path: Path, run_cli
+) -> None:
+    """``getattr(self, name)(**json.loads(tool_call.function.arguments))``: whatever getattr returns, handed the
+    tool call's own arguments as they arrived under the tool's name it is the tool, and nothing repairs them
+    (DL102). A client method found by an operation's name and run with the configuration's values is no tool."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/agent.py": GETATTR_METHODS})
+    lines = GETATTR_METHODS.splitlines()
+    expected = {
+        ("DL102", f"agent/agent.py:{lines.index(text) + 1}")
+        for text in (
+            "            print(getattr(self, name)(**args))",
+            "                print(method(**json.loads(tool_call.function.arguments)))",
+        )
+    }
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == expected
+    assert any(
+        finding["message"].startswith("the model's raw arguments reach the method `getattr` finds by `name`, run in")
+        for finding in result.findings()
+    )
+
+
+#: The same tool class held in a table declared to hold it, read by a loop beside the gate.
+DECLARED_TOOL_MAP = """
+import json
+from typing import Dict
+
+from agent.registry import handle_function_call
+
+
+class FunctionTool:
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+
+    def run(self, arguments: dict):
+        return self.fn(**arguments)
+
+
+def lookup(query, limit=5):
+    return [query] * limit
+
+
+class Loop:
+    def __init__(self):
+        self.tool_map: Dict[str, FunctionTool] = {"lookup": FunctionTool(lookup, "lookup")}
+
+    def step(self, message):
+        for call in message.tool_calls:
+            arguments = json.loads(call.function.arguments)
+            if call.function.name in self.tool_map:
+                print(self.tool_map[call.function.name].run(arguments))
+            else:
+                print(handle_function_call(call.function.name, arguments))
+"""
+
+
+def test_a_table_declared_to_hold_a_class_whose_method_runs_its_callable_raw_is_a_bypass(
+    tmp_path: Path, run_cli
+) -> None:
+    """``self.tool_map: Dict[str, FunctionTool]``: its ``run`` hands what it is given to the function the object
+    holds, so the loop's ``self.tool_map[name].run(raw)`` beside the gate is a bypass (DL101), reported once,
+    where the loop hands the raw arguments on (``run``'s callers are not resolved, so ``self.fn(**arguments)``
+    has no site of its own)."""
+    project = _project(tmp_path, {"agent/objects.py": DECLARED_TOOL_MAP})
+    line = DECLARED_TOOL_MAP.splitlines().index(
+        "                print(self.tool_map[call.function.name].run(arguments))"
+    )
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL101", f"agent/objects.py:{line + 1}")}
+    (finding,) = result.findings()
+    assert "hands them to the function it holds unvalidated" in finding["message"]

@@ -245,6 +245,8 @@ class Dispatch:
     #: Found by a scan of ``table`` comparing each item's name with the key (``for tool in self._tools: if
     #: get_tool_info(tool).name == name``), not by subscript or ``.get``.
     scanned: bool = False
+    #: The object ``getattr`` finds the callable on, as written (``self``, ``self.db``).
+    found_on: str = ""
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,8 @@ class _Callable(NamedTuple):
     alternatives: Tuple["_Callable", ...] = ()
     #: Found by a scan of ``table`` comparing each item's name with the key (not by subscript or ``.get``).
     scanned: bool = False
+    #: The object ``getattr`` finds the callable on, as written (see ``Dispatch.found_on``).
+    found_on: str = ""
 
 
 @dataclass
@@ -1293,6 +1295,7 @@ class _ModuleIndexer:
                     option.reached if reached else via,
                     option.key_flow,
                     option.scanned,
+                    option.found_on,
                 )
             )
 
@@ -1340,6 +1343,16 @@ class _ModuleIndexer:
                 return _Callable("", "", "", False, constructed=declared), kind, via
         return source, kind, via
 
+    def _cast_operand(self, expression: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value of ``typing.cast(T, value)``, which is ``value`` itself at run time."""
+        if not (isinstance(expression, cst.Call) and len(expression.args) == 2):
+            return None
+        callee = syn.dotted_name(expression.func)
+        if callee is None or self.resolve_local(callee) != "typing.cast":
+            return None
+        value = expression.args[1]
+        return value.value if value.keyword is None and not value.star else None
+
     @staticmethod
     def _own_param(name: str, scope: _Scope) -> bool:
         """``name`` still holds the parameter of that name of the function being walked."""
@@ -1353,6 +1366,9 @@ class _ModuleIndexer:
         ``resolve(key)``, awaited or not (``await registry.get_async(name)``)."""
         if isinstance(expression, cst.Await):
             expression = expression.expression
+        operand = self._cast_operand(expression)
+        if operand is not None:
+            expression = operand
         if isinstance(expression, cst.Subscript):
             table = _table_expression(expression.value)
             key = syn.subscript_index(expression)
@@ -1381,9 +1397,14 @@ class _ModuleIndexer:
             and isinstance(expression.value, cst.Name)
         ):
             # ``func = tool.func`` of a tool object looked up by name (a linear scan's match, a table's value)
-            looked_up = scope.callables.get(expression.value.value)
+            holder = expression.value.value
+            looked_up = scope.callables.get(holder)
             if looked_up is not None and not looked_up.reached:
                 return looked_up._replace(reached=expression.attr.value, alternatives=())
+            if looked_up is None and self._own_param(holder, scope):
+                # ``fn = self.fn``, ``func = tool.func`` of a tool object handed in: as if called in place
+                declared = scope.types.get(holder, "")
+                return _Callable("", "", "", False, holder, constructed=declared, reached=expression.attr.value)
             return None
         scan = pat.linear_scan(expression)
         if scan is not None:
@@ -1394,8 +1415,9 @@ class _ModuleIndexer:
             keys = [arg.value for arg in expression.args if not arg.star and syn.is_tool_name_key(arg.value)]
             # a constant names where to look (``get_function_from_module(CORE_TOOL_MODULE_NAME, function_name)``)
             keys.sort(key=lambda key: isinstance(key, cst.Name) and key.value.isupper())
-            if callee is not None and keys:  # resolve(name), resolve_executor(agent, name)
-                return _Callable("", callee, self._text(keys[0]), True)
+            if callee is not None and keys:  # resolve(name), resolve_executor(agent, name), getattr(self, name)
+                found_on = self._text(expression.args[0].value) if callee == "getattr" else ""
+                return _Callable("", callee, self._text(keys[0]), True, found_on=found_on)
         return None
 
     def _returned(self, value: cst.BaseExpression, scope: _Scope, statement: cst.CSTNode) -> None:
@@ -1467,6 +1489,9 @@ class _ModuleIndexer:
                 return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Call):
+            operand = self._cast_operand(node)
+            if operand is not None:
+                return self._flow(operand, scope, depth + 1)
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in framework_models.ARGUMENT_METHODS:
                 # part.args_as_dict(): a framework's argument decoder
                 return Raw(f".{node.func.attr.value}()", self.span(node))

@@ -183,6 +183,9 @@ class TableSite(Site):
     #: The resolver that returned the tool for its name where no table behind it can be seen
     #: (``registry.get_tool_function``).
     resolver: str = ""
+    #: The site is in a method of the tool's own class, which runs the callable its object holds
+    #: (``self.fn(**json.loads(call.args))``): no lookup, the object is the tool.
+    own_callable: bool = False
 
     @property
     def method(self) -> str:

@@ -71,6 +71,9 @@ class Dispatches:
         self._sites_by_table: Optional[Dict[int, List[TableSite]]] = None
         #: Methods of tool objects that some path calls with gated arguments (``tool.call(ctx, **gated)``).
         self.gated_methods: Set[str] = set()
+        #: Methods that run a callable their object holds, unvalidated, whose callers hand them raw arguments:
+        #: the callers' sites report those paths (where some callers may repair and others not).
+        self._sinks_run_raw_by_callers: Set[str] = set()
         makers = gates.framework_tool_makers
         #: The parts of the program that have tool objects validating their own arguments (a framework's).
         self._parts_with_validating_tools = {graph.part_of(module) for module in gates.validating_tool_modules} | {
@@ -115,6 +118,7 @@ class Dispatches:
         self.gating_dispatches = self._gating_dispatches()
         self._gated_dispatch_methods = {dispatch.via for _, dispatch in self.gating_dispatches}
         for module in self.graph.modules:
+            sites.extend(filter(None, (self._own_callable_site(module, dispatch) for dispatch in module.dispatches)))
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 if dispatch.kind is SiteKind.METHOD and dispatch.via in self.graph.config.sinks:
                     dispatch = replace(dispatch, kind=SiteKind.BYPASS)  # a configured raw entry
@@ -181,12 +185,26 @@ class Dispatches:
                     if verdict in (UNKNOWN, RAW_WEAK) and self._text_tool_call(module, dispatch, table):
                         verdict = RAW
                     bypasses = self._bypasses(module, dispatch.function, dispatch.args) if verdict != GATED else ()
-                    sites.append(self._site(module, called, tool_like, verdict, table=table, bypasses=bypasses))
+                    sink = self._declared_sink(module, dispatch, verdict) if method and dispatch.object_type else None
+                    sites.append(
+                        self._site(
+                            module, called, tool_like, verdict, table=table, bypasses=bypasses, sink_method=bool(sink)
+                        )
+                    )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
         sites.extend(self._direct_sites(sites))
         sites.extend(self._registry_round_trips())
         sites = self._judge_method_sites(sites)
+        sites = [
+            site
+            for site in sites
+            if not (
+                isinstance(site, TableSite)
+                and site.own_callable
+                and f"{site.module.module}.{site.function}" in self._sinks_run_raw_by_callers
+            )
+        ]
         corroborated_tables = {
             id(table)
             for table in (table_of(site) for site in sites)
@@ -208,11 +226,17 @@ class Dispatches:
         protocol's method, a plugin's registry: ``func = registry.get_tool_function(tool_name)``), run with the
         model's own arguments (``executor.submit(func, **args)``): a tool run by name, whatever holds it. The
         resolver's name must say it returns a tool (``getattr(self.db, method_name)`` returns a database client's
-        method): a method, or a function that imports it (``get_function_from_module(MODULE, function_name)``)."""
-        method = dispatch.resolver.rpartition(".")[2]
-        if not (dispatch.key_is_name and TOOLISH.search(method)) or dispatch.kind is SiteKind.METHOD:
+        method): a method, or a function that imports it (``get_function_from_module(MODULE, function_name)``).
+        ``getattr(self, name)(**arguments)`` finds a method of the agent's own (or of an object its name says holds
+        tools): handed the tool call's own arguments as they arrived, the method it finds by the tool's name is
+        the tool."""
+        if not dispatch.key_is_name or dispatch.kind is SiteKind.METHOD:
             return False
-        return self.taint.site_verdict(module, dispatch.function, dispatch.args) in (RAW, RAW_WEAK)
+        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+        if dispatch.resolver == "getattr":
+            on_tools = dispatch.found_on in ("self", "cls") or TOOLISH.search(dispatch.found_on.rpartition(".")[2])
+            return verdict is RAW and bool(on_tools)
+        return bool(TOOLISH.search(dispatch.resolver.rpartition(".")[2])) and verdict in (RAW, RAW_WEAK)
 
     def _scanned_tool_runs(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """A callable found by scanning what no table shows (``self._tools``, handed in) for the item whose name
@@ -236,6 +260,15 @@ class Dispatches:
         """A method of an object looked up in a mapping declared to hold a class (``tool_map: dict[str,
         SamplingTool]``; ``tool_map.get(name).run(raw)``): a site when that method hands its arguments to a
         stored callable without validating them, the object's execution method being a sink of its own."""
+        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+        if not self._declared_sink(module, dispatch, verdict):
+            return None
+        return self._site(module, dispatch, True, verdict, constructed=dispatch.object_type, sink_method=True)
+
+    def _declared_sink(self, module: ModuleFacts, dispatch: Dispatch, verdict: Verdict) -> Optional[str]:
+        """The method called, when the looked-up object is declared a project class (not a framework's tool) whose
+        method hands its arguments to a callable the object holds without validating them. Handed raw arguments
+        here, that method's own site (:meth:`_own_callable_site`) would report the same path again."""
         declared = self.graph.resolve(module, dispatch.object_type, dispatch.function)
         if (
             declared is None
@@ -247,8 +280,9 @@ class Dispatches:
         located = self.graph.function(method) if method else None
         if located is None or method is None or not self._runs_stored_callable(method, located[1]):
             return None
-        verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
-        return self._site(module, dispatch, True, verdict, constructed=dispatch.object_type, sink_method=True)
+        if verdict in (RAW, RAW_WEAK):
+            self._sinks_run_raw_by_callers.add(method)
+        return method
 
     @staticmethod
     def _site(
@@ -264,6 +298,7 @@ class Dispatches:
         sink_method: bool = False,
         registered_by: str = "",
         resolver: str = "",
+        own_callable: bool = False,
     ) -> TableSite:
         """The site of a dispatch (what it hands the tool is its arguments' flows)."""
         return TableSite(
@@ -283,6 +318,7 @@ class Dispatches:
             sink_method=sink_method,
             registered_by=registered_by,
             resolver=resolver,
+            own_callable=own_callable,
         )
 
     def _bare_entry(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
@@ -312,6 +348,30 @@ class Dispatches:
             constructed=dispatch.object_type,
             sink_method=True,
         )
+
+    def _own_callable_site(self, module: ModuleFacts, dispatch: Dispatch) -> Optional[Site]:
+        """A method of a project class that runs the callable its own object holds with the model's arguments, as
+        they arrived (``self.fn(**json.loads(tool_call.args))``): the object is a tool and this method its only
+        way in, whoever looked the object up. The class's name must say it holds a tool (a ``Prompt`` renders its
+        function with a client's arguments, a ``Resource`` reads with its URI's). A framework's tool class is left
+        to its model (its raw entry is run by its validating one)."""
+        if not (dispatch.kind is SiteKind.BYPASS and dispatch.through_param):
+            return None
+        found = self.graph.function(f"{module.module}.{dispatch.function}")
+        if found is None or not found[1].class_name or found[1].params[:1] != (dispatch.through_param,):
+            return None
+        if not TOOLISH.search(found[1].class_name.rpartition(".")[2]):
+            return None
+        owner = self.graph.resolve(module, found[1].class_name, dispatch.function)
+        if owner is None or self.graph.symbols.kind(owner) is not SymbolKind.CLASS or self.gates.is_tool_type(owner):
+            return None
+        member = self.graph.symbols.member(owner, dispatch.via)
+        if member is not None and self.graph.function(member) is not None:
+            return None  # ``self._run(name, args)``: a method of the class, not a callable its objects hold
+        if self.taint.site_verdict(module, dispatch.function, dispatch.args) is not RAW:
+            return None
+        held = replace(dispatch, kind=SiteKind.METHOD, through_param="")
+        return self._site(module, held, True, RAW, constructed=found[1].class_name, sink_method=True, own_callable=True)
 
     def _routes_to_entry(self, attribute: str) -> bool:
         """In this project the attribute is an entry that routes to its object's validating one (FastMCP's

@@ -22,6 +22,7 @@ from dispatchlint.rules.rule import (
     Case,
     Finding,
     Rule,
+    resolved_tool,
     holder,
     mistyped_effect,
     related,
@@ -261,6 +262,12 @@ class UnguardedDispatch(Rule):
                 f"`.{attribute}` reaches past the tool object looked up by `{site.key}` {where}: the model's raw "
                 f"arguments skip the validation in its public entry; call the tool through it (`run`, `invoke`)"
             )
+        if site.own_callable:
+            return (
+                f"`self.{site.via}(...)` runs the function {holder(site)} object holds {where} with the model's raw "
+                f"arguments, unvalidated, while the project repairs tool arguments with {gate}: repair them before "
+                f"the call"
+            )
         if site.sink_method:
             return (
                 f"`.{site.method}(...)` of {holder(site)} looked up by `{site.key}` runs {where} with the "
@@ -269,7 +276,7 @@ class UnguardedDispatch(Rule):
             )
         if site.resolver:
             return (
-                f"the model's raw arguments reach the tool `{site.resolver}({site.key})` returns, run {where}: the "
+                f"the model's raw arguments reach {resolved_tool(site)}, run {where}: the "
                 f"gate {gate} never repairs them on this path; repair them before the call"
             )
         if site.method:

@@ -11,6 +11,7 @@ from dispatchlint.rules.rule import (
     Case,
     Finding,
     Rule,
+    resolved_tool,
     holder,
     mistyped_effect,
     related,
@@ -154,15 +155,18 @@ class UngatedTools(Rule):
         found by name where no table shows (a scan of what callers hand in, an opaque resolver)."""
         where = f"in `{display_function(site.function)}`" if site.function else "at module level"
         remedy = "repair them first with `dispatchlint.runtime.coerce_args` and the tool's schema"
+        if isinstance(site, TableSite) and site.own_callable:
+            return (
+                f"the model's raw arguments reach the function {holder(site)} object holds: "
+                f"`self.{site.via}(...)` runs it {where}, and {_no_gate(project)}; {remedy}"
+            )
         if isinstance(site, TableSite) and site.sink_method:
             return (
                 f"the model's raw arguments reach the function {holder(site)} looked up by `{site.key}` "
                 f"holds: `.{site.via}(...)` runs it {where}, and {_no_gate(project)}; {remedy}"
             )
         if isinstance(site, TableSite):
-            found = (
-                f"the tool `{site.resolver}({site.key})` returns" if site.resolver else f"the tool named `{site.key}`"
-            )
+            found = resolved_tool(site) if site.resolver else f"the tool named `{site.key}`"
             return f"the model's raw arguments reach {found}, run {where}, and {_no_gate(project)}; {remedy}"
         if site.kind is SiteKind.DIRECT:
             effect = mistyped_effect(project, site.module, [(site.key, f"tool `{site.key}`")])

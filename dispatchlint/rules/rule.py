@@ -110,6 +110,13 @@ def holder(site: TableSite) -> str:
     return f"the `{site.constructed}`" if site.constructed else "the tool object"
 
 
+def resolved_tool(site: TableSite) -> str:
+    """The tool a resolver returned for its name (``registry.get_tool(name)``, ``getattr(self, name)``)."""
+    if site.resolver == "getattr":
+        return f"the method `getattr` finds by `{site.key}`"
+    return f"the tool `{site.resolver}({site.key})` returns"
+
+
 #: The declared types a model's string can stand in for, most harmful first, and how the model sends each one.
 _MISTYPED = {
     "integer": "as a string",
