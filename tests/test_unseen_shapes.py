@@ -1449,6 +1449,15 @@ class FieldTool:
         return self.func(**json.loads(tool_call.args))
 
 
+class ToolCall:
+    def __init__(self, function: Any, arguments: dict) -> None:
+        self.function = function
+        self.arguments = arguments
+
+    def execute(self) -> Any:
+        return self.function.entrypoint(**self.arguments)
+
+
 class Prompt:
     def __init__(self, fn: Callable[..., str]) -> None:
         self.fn = fn
@@ -1471,7 +1480,8 @@ def test_a_tool_class_running_the_callable_its_object_holds_with_a_tool_calls_ar
 ) -> None:
     """``self.fn(**json.loads(tool_call.args))`` in the project's own tool class, however the callable is named
     on the way (an alias, ``cast``, a dataclass field): its only way in, with the model's arguments, and no gate
-    (DL102). The method that validates first, the one only the project calls with its own values, a prompt that
+    (DL102). The method that validates first, the one only the project calls with its own values, a tool call
+    running the entry of the function it holds (that object's own, which may validate), a prompt that
     renders its function with a client's arguments (not a tool), and the agent's own ``self._run(name, args)``
     (a method, not a held callable) stay silent."""
     project = write_project(tmp_path, {"agent/__init__.py": "", "agent/tools.py": OWN_CALLABLE})

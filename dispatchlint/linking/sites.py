@@ -357,11 +357,16 @@ class Dispatches:
         to its model (its raw entry is run by its validating one)."""
         if not (dispatch.kind is SiteKind.BYPASS and dispatch.through_param):
             return None
-        found = self.graph.function(f"{module.module}.{dispatch.function}")
+        qualified = f"{module.module}.{dispatch.function}"
+        found = self.graph.function(qualified)
         if found is None or not found[1].class_name or found[1].params[:1] != (dispatch.through_param,):
             return None
         if not TOOLISH.search(found[1].class_name.rpartition(".")[2]):
             return None
+        held = {f"{dispatch.through_param}.{dispatch.via}"}
+        callees = [call.callee for _, call in self.graph.calls_in(qualified) if call.span == dispatch.span]
+        if not all(callee in held or "." not in callee for callee in callees):
+            return None  # ``self.function.entrypoint(...)``: the callable of another object the tool holds
         owner = self.graph.resolve(module, found[1].class_name, dispatch.function)
         if owner is None or self.graph.symbols.kind(owner) is not SymbolKind.CLASS or self.gates.is_tool_type(owner):
             return None
