@@ -363,9 +363,9 @@ class Dispatches:
             return None
         if not TOOLISH.search(found[1].class_name.rpartition(".")[2]):
             return None
-        held = {f"{dispatch.through_param}.{dispatch.via}"}
+        own = f"{dispatch.through_param}.{dispatch.via}"
         callees = [call.callee for _, call in self.graph.calls_in(qualified) if call.span == dispatch.span]
-        if not all(callee in held or "." not in callee for callee in callees):
+        if not all(callee == own or "." not in callee for callee in callees):
             return None  # ``self.function.entrypoint(...)``: the callable of another object the tool holds
         owner = self.graph.resolve(module, found[1].class_name, dispatch.function)
         if owner is None or self.graph.symbols.kind(owner) is not SymbolKind.CLASS or self.gates.is_tool_type(owner):
