@@ -1590,6 +1590,13 @@ class Agent:
             if method is not None:
                 print(method(**json.loads(tool_call.function.arguments)))
 
+    def handle_checked(self, tool_call):
+        name = tool_call.function.name
+        method = getattr(self, name.lower()) if name.lower() in ("get_weather",) else None
+        if method:
+            return method(**json.loads(tool_call.function.arguments))
+        return None
+
     def run_operation(self, operation_name):
         return getattr(self.client, operation_name)(**self.config[operation_name])
 """
@@ -1600,7 +1607,8 @@ def test_a_method_getattr_finds_by_the_tool_name_and_runs_with_the_raw_arguments
 ) -> None:
     """``getattr(self, name)(**json.loads(tool_call.function.arguments))``: whatever getattr returns, handed the
     tool call's own arguments as they arrived under the tool's name it is the tool, and nothing repairs them
-    (DL102). A client method found by an operation's name and run with the configuration's values is no tool."""
+    (DL102), also where only a branch can hold it (``getattr(self, name.lower()) if ... else None``). A client
+    method found by an operation's name and run with the configuration's values is no tool."""
     project = write_project(tmp_path, {"agent/__init__.py": "", "agent/agent.py": GETATTR_METHODS})
     lines = GETATTR_METHODS.splitlines()
     expected = {
@@ -1608,6 +1616,7 @@ def test_a_method_getattr_finds_by_the_tool_name_and_runs_with_the_raw_arguments
         for text in (
             "            print(getattr(self, name)(**args))",
             "                print(method(**json.loads(tool_call.function.arguments)))",
+            "            return method(**json.loads(tool_call.function.arguments))",
         )
     }
     result = run_cli(project, "--format", "json", "--select", "ALL")

@@ -1369,6 +1369,10 @@ class _ModuleIndexer:
         operand = self._cast_operand(expression)
         if operand is not None:
             expression = operand
+        if isinstance(expression, cst.IfExp):
+            # ``getattr(self, name) if name in tools else None``: the branch that can hold a callable
+            branches = [branch for branch in (expression.body, expression.orelse) if not syn.is_none(branch)]
+            return self._callable_source(branches[0], scope, resolver_calls) if len(branches) == 1 else None
         if isinstance(expression, cst.Subscript):
             table = _table_expression(expression.value)
             key = syn.subscript_index(expression)

@@ -55,6 +55,14 @@ def string_value(node: Optional[cst.BaseExpression]) -> Optional[str]:
     return None
 
 
+def is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+#: String methods that normalise a name without changing what it names.
+_CASE_FOLDS = frozenset(("lower", "upper", "casefold", "strip", "lstrip", "rstrip"))
+
+
 def is_tool_name_key(node: cst.BaseExpression) -> bool:
     """Whether a dispatch key expression reads like a tool's name (``name``, ``call.function.name``...)."""
     word: Optional[str] = None
@@ -66,6 +74,8 @@ def is_tool_name_key(node: cst.BaseExpression) -> bool:
         word = subscript_key(node)
     elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _KEY_READS:
         word = string_value(node.args[0].value) if node.args else None
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CASE_FOLDS:
+        return not node.args and is_tool_name_key(node.func.value)  # ``name.lower()``: the name, normalised
     if word is None:
         return False
     word = word.lower()
