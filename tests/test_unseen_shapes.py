@@ -1677,3 +1677,53 @@ def test_a_table_declared_to_hold_a_class_whose_method_runs_its_callable_raw_is_
     assert result.locations() == {("DL101", f"agent/objects.py:{line + 1}")}
     (finding,) = result.findings()
     assert "hands them to the function it holds unvalidated" in finding["message"]
+
+
+#: A tracing wrapper that records what each call was handed (read against the function's signature, made
+#: printable) beside a raw table of wrapped tools.
+TRACED_TOOLS = """
+import inspect
+import json
+
+
+def record_arguments(fn, *args, **kwargs):
+    signature = inspect.signature(fn)
+    recorded = {}
+    for name, value in signature.bind(*args, **kwargs).arguments.items():
+        annotation = signature.parameters[name].annotation
+        recorded[name] = value if annotation in (int, str) else repr(value)
+    return recorded
+
+
+class Traced:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        print(record_arguments(self.fn, *args, **kwargs))
+        return self.fn(*args, **kwargs)
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+TOOLS = {"add": Traced(add)}
+
+
+def run(message):
+    for call in message.tool_calls:
+        print(TOOLS[call.function.name](**json.loads(call.function.arguments)))
+"""
+
+
+def test_a_tracer_that_records_a_calls_own_arguments_is_no_gate(tmp_path: Path, run_cli) -> None:
+    """``record_arguments(self.fn, *args, **kwargs)`` reads the signature and rewrites values, but what it is
+    handed in ``*args`` and ``**kwargs`` is the traced call's own arguments, recorded for a span, and its output
+    reaches no tool: the raw table is still ungated (DL102)."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/traced.py": TRACED_TOOLS})
+    line = TRACED_TOOLS.splitlines().index(
+        "        print(TOOLS[call.function.name](**json.loads(call.function.arguments)))"
+    )
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert ("DL102", f"agent/traced.py:{line + 1}") in result.locations()

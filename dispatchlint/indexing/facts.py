@@ -408,6 +408,8 @@ class FunctionDef:
     compares_schema_types: bool = False
     #: The ``**kwargs`` parameter, if any: what a call passes by keyword beyond the named parameters.
     keywords_param: str = ""
+    #: The ``*args`` parameter, if any: what a call passes by position beyond the named parameters.
+    positional_param: str = ""
     #: The parameters whose values (or pieces of them) a validating call in the function is handed: what it
     #: validates (``model_validate(tool.definition)`` validates a tool's definition, not its arguments).
     validated_params: Tuple[str, ...] = ()

@@ -732,6 +732,7 @@ class _ModuleIndexer:
                 reads_annotations=node in self.annotation_reading,
                 compares_schema_types=node in self.schema_type_comparing,
                 keywords_param=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else "",
+                positional_param=star.name.value if isinstance(star := node.params.star_arg, cst.Param) else "",
                 validated_params=tuple(sorted(self.validated_params.get(qualname, ()))),
             )
         )

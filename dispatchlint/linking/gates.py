@@ -99,9 +99,11 @@ class Gates:
         helper that reads a request body's ``properties`` does not)."""
         if qualified in self.sanitizers or SANITIZER_NAME.search(function.name):
             return False
-        # What lands in a ``**kwargs`` catch-all is what a caller passes on beyond the named parameters (a
-        # factory's options forwarded with ``**kwargs``), not a value the function is handed to check.
-        named = [param for param in function.params if param != function.keywords_param]
+        # What lands in a ``*args`` or ``**kwargs`` catch-all is what a caller passes on beyond the named
+        # parameters (a factory's options forwarded with ``**kwargs``, a traced call's own arguments recorded
+        # for its span), not a value the function is handed to check.
+        catch_alls = (function.keywords_param, function.positional_param)
+        named = [param for param in function.params if param not in catch_alls]
         reads_declared = (
             function.reads_schema_properties or function.reads_annotations or function.compares_schema_types
         )
