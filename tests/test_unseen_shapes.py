@@ -1727,3 +1727,53 @@ def test_a_tracer_that_records_a_calls_own_arguments_is_no_gate(tmp_path: Path, 
     )
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert ("DL102", f"agent/traced.py:{line + 1}") in result.locations()
+
+
+#: A tool function looked up by name in one method and run by another that is handed it; and a callback
+#: handed in by callers that never looked it up in a table.
+HANDED_CALLABLE = """
+import json
+
+
+def wait(seconds: int) -> str:
+    return "waited" * seconds
+
+
+class Engine:
+    def __init__(self, tools, on_done):
+        self.tools = {fn.__name__: fn for fn in tools}
+        self.on_done = on_done
+
+    def _respond(self, tool_fn, tool_args):
+        return tool_fn(**tool_args)
+
+    def _notify(self, callback, payload):
+        return callback(**payload)
+
+    def process(self, tool_name, args):
+        tool_fn = self.tools.get(tool_name)
+        if tool_fn is None:
+            return None
+        self._notify(self.on_done, {"tool": tool_name})
+        return self._respond(tool_fn, json.loads(args) if isinstance(args, str) else args)
+
+    def step(self, message):
+        for call in message.tool_calls:
+            self.process(call.function.name, call.function.arguments)
+
+
+ENGINE = Engine([wait], print)
+"""
+
+
+def test_a_tool_function_looked_up_by_one_method_and_run_by_the_one_it_is_handed_to_is_a_site(
+    tmp_path: Path, run_cli
+) -> None:
+    """``tool_fn = self.tools.get(tool_name)`` then ``self._respond(tool_fn, json.loads(args))`` and there
+    ``tool_fn(**tool_args)``: the callers of ``_respond`` say where the callable came from, so the call is a
+    dispatch of ``self.tools`` with the model's raw arguments (DL102). The callback its callers never looked up
+    in a table is no tool."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/engine.py": HANDED_CALLABLE})
+    line = HANDED_CALLABLE.splitlines().index("        return tool_fn(**tool_args)") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/engine.py:{line}")}

@@ -1263,6 +1263,9 @@ class _ModuleIndexer:
         source = self._callable_source(call.func, scope)
         args: Sequence[cst.Arg] = call.args
         kind, via = SiteKind.CALL, ""
+        if source is None and isinstance(call.func, cst.Name) and self._own_param(call.func.value, scope):
+            # ``tool_fn(**tool_args)`` of a callable handed in: its callers say where they looked it up
+            source = _Callable("", "", "", False, call.func.value)
         if source is None:
             source, kind, via = self._bypass_source(call.func, scope)
         if source is None and kind is SiteKind.CALL:
