@@ -100,6 +100,26 @@ INSPECTING_METHOD = re.compile(
 )
 
 
+# ---------------------------------------------------------------------------------------- naming conventions
+# What the names of a project's own classes, functions and tables say when no model above covers them.
+
+#: A name that says it holds or runs tools (a table, a resolver, a class, a dispatch key).
+TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
+#: The name of a class whose instances record one tool call (``ToolCall``, ``FunctionCallRecord``): its own
+#: ``self.args`` are a model's arguments, not what a tool declares.
+TOOL_CALL_RECORD_CLASS = re.compile(r"(?:tool|function)_?call[^.]*$", re.IGNORECASE)
+#: Words in the name of a class whose instances may carry a model's call (``ToolCallPart``, ``ToolUseBlock``,
+#: ``FunctionInvocation``, ``ContentToolRequest``, ``ActionStep``).
+CALL_CARRIER_CLASS = re.compile(r"tool|function|call|use|invocation|request|part|block|action|step|event", re.I)
+#: Annotations that name no class of the value's own (``call: Any``).
+UNINFORMATIVE_ANNOTATIONS = frozenset(("Any", "object", "dict", "Dict", "Mapping", "MutableMapping", "SimpleNamespace"))
+#: A part of a framework's qualified name that says it names a tool (``tools``, ``BaseTool``, ``FunctionTool``,
+#: ``tool``) or a function offered as one (``kernel_function``).
+FRAMEWORK_TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
+#: Methods that use tools (call, list or look them up) rather than make one.
+TOOL_USING_METHOD = re.compile(r"^_?(?:a?call|list|get|run|execute|invoke|remove|delete|has|find)_", re.IGNORECASE)
+
+
 def _union(groups: Tuple[Tuple[str, ...], ...]) -> Tuple[str, ...]:
     """Every name of the groups, once, in the order first met."""
     return tuple(dict.fromkeys(name for group in groups for name in group))

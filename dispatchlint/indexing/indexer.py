@@ -9,7 +9,6 @@ resolves anything across modules: names stay as written, for the linker.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import (
     Any,
@@ -116,8 +115,6 @@ def _named_for_validating(callee: str) -> bool:
 
 
 _MAX_FLOW_DEPTH = 6
-#: A class whose instances record one tool call the model made (``ToolCall``, ``FunctionCall``).
-_TOOL_CALL_RECORD = re.compile(r"(?:tool|function)_?call[^.]*$", re.IGNORECASE)
 _V = TypeVar("_V")
 #: What a branch-local table held for a name it did not hold.
 _ABSENT = object()
@@ -1481,7 +1478,10 @@ class _ModuleIndexer:
             base = syn.dotted_name(node.value)
             if (
                 node.attr.value in framework_models.ARGUMENT_FIELDS
-                and (base not in ("self", "cls") or (base == "self" and _TOOL_CALL_RECORD.search(scope.class_name)))
+                and (
+                    base not in ("self", "cls")
+                    or (base == "self" and framework_models.TOOL_CALL_RECORD_CLASS.search(scope.class_name))
+                )
                 and not _declared_elsewise(base, scope)
             ):
                 # ``call.args``; ``self.args`` inside a record of a tool call (``class ToolCall: name; args``),
@@ -1765,21 +1765,14 @@ def _constructed_class(value: cst.BaseExpression) -> str:
     return ""
 
 
-#: Words in the name of a class whose instances may carry a model's call (``ToolCallPart``, ``ToolUseBlock``,
-#: ``FunctionInvocation``, ``ContentToolRequest``, ``ActionStep``).
-_CALL_CARRIER = re.compile(r"tool|function|call|use|invocation|request|part|block|action|step|event", re.IGNORECASE)
-
-
-#: Annotations that name no class of the value's own (``call: Any``).
-_SAYS_NOTHING = frozenset(("Any", "object", "dict", "Dict", "Mapping", "MutableMapping", "SimpleNamespace"))
-
-
 def _declared_elsewise(base: Optional[str], scope: _Scope) -> bool:
     """``spec.args`` of ``spec: NamedSpec``: a name declared a class whose name says nothing of a model's call
     holds that class's own ``args`` (a configuration's constructor arguments), not a tool call's."""
     declared = scope.types.get(base or "")
     return (
-        declared is not None and declared.rpartition(".")[2] not in _SAYS_NOTHING and not _CALL_CARRIER.search(declared)
+        declared is not None
+        and declared.rpartition(".")[2] not in framework_models.UNINFORMATIVE_ANNOTATIONS
+        and not framework_models.CALL_CARRIER_CLASS.search(declared)
     )
 
 

@@ -4,10 +4,10 @@ entry validates their arguments (a framework's, or the project's own)."""
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from dispatchlint.framework_models import FRAMEWORK_TOOL_PART, TOOL_USING_METHOD
 from dispatchlint.indexing.facts import Call, Flow, FunctionDef, ModuleFacts, Param, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
@@ -25,15 +25,6 @@ from dispatchlint.linking.model import (
 )
 
 
-#: A part of a framework's qualified name that says it names a tool (``tools``, ``BaseTool``, ``FunctionTool``,
-#: ``tool``) or a function offered as one (``kernel_function``).
-_TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
-
-
-#: Methods that use tools (call, list or look them up) rather than make one.
-_USES_TOOLS = re.compile(r"^_?(?:a?call|list|get|run|execute|invoke|remove|delete|has|find)_", re.IGNORECASE)
-
-
 def _makes_tools(members: List[str]) -> bool:
     """What a class's method is called, when it makes a tool: an alternative constructor
     (``FunctionTool.from_defaults``) or a method named for tools that does not use them (``FastMCP.tool``,
@@ -41,7 +32,9 @@ def _makes_tools(members: List[str]) -> bool:
     if len(members) != 1:
         return False
     method = members[0]
-    return method.startswith("from_") or (bool(_TOOL_PART.search(method)) and not _USES_TOOLS.search(method))
+    return method.startswith("from_") or (
+        bool(FRAMEWORK_TOOL_PART.search(method)) and not TOOL_USING_METHOD.search(method)
+    )
 
 
 class Gates:
@@ -232,7 +225,7 @@ class Gates:
         )
 
     def _makes_framework_tool_here(self, module: ModuleFacts, call: Call) -> bool:
-        if not _TOOL_PART.search(call.callee):
+        if not FRAMEWORK_TOOL_PART.search(call.callee):
             return False  # resolving every call of the project is the cost; a tool factory's name says tool
         callee = self.graph.resolve(module, call.callee, call.function, self.graph.class_of(module, call.function))
         return (
@@ -293,7 +286,7 @@ class Gates:
         classes = [index for index, part in enumerate(parts) if part[:1].isupper()]
         if classes and classes[0] < len(parts) - 1 and not _makes_tools(parts[classes[0] + 1 :]):
             return False  # ``ClientSession.call_tool`` runs a tool; ``Tool.annotations.model_dump`` makes none
-        return self.is_framework_name(qualified) and any(_TOOL_PART.search(part) for part in parts[1:])
+        return self.is_framework_name(qualified) and any(FRAMEWORK_TOOL_PART.search(part) for part in parts[1:])
 
     def gate_locations(
         self, top_level_only: bool = False, near: Optional[ModuleFacts] = None

@@ -33,8 +33,10 @@ from dispatchlint.framework_models import (
     FRAMEWORK_PACKAGES as FRAMEWORK_PACKAGES,
     INSPECTING_METHOD as INSPECTING_METHOD,
     TOOL_ENTRY_METHODS as TOOL_ENTRY_METHODS,
+    TOOLISH as TOOLISH,
 )
 from dispatchlint.runtime import contract
+
 
 class Verdict(str, Enum):
     """What a value reaching a tool is, as far as the model's arguments go."""
@@ -85,7 +87,6 @@ def named_like_arguments(definition: FunctionDef, name: str) -> bool:
 
 
 HANDLER_KEYWORDS = ("handler", "fn", "func", "function", "executor", "callback", "implementation")
-TOOLISH = re.compile(r"tool|function|func\b|fn\b|executor|skill|capabilit", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
