@@ -1777,3 +1777,53 @@ def test_a_tool_function_looked_up_by_one_method_and_run_by_the_one_it_is_handed
     line = HANDED_CALLABLE.splitlines().index("        return tool_fn(**tool_args)") + 1
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert result.locations() == {("DL102", f"agent/engine.py:{line}")}
+
+
+#: Tools held in a table filled elsewhere, declared to hold a class whose callable is an attribute; and
+#: clients of a class derived from a library's, whose methods the library defines.
+DECLARED_ATTRIBUTE_CALLABLE = """
+import json
+from typing import Any, Callable, Dict
+
+from httpx import Client
+
+
+class Tool:
+    target: Callable[..., Any]
+
+    def __init__(self, target: Callable[..., Any], schema: Any) -> None:
+        self.target = target
+        self.schema = schema
+
+
+class Remote(Client):
+    pass
+
+
+class MiddleTier:
+    def __init__(self) -> None:
+        self.tools: Dict[str, Tool] = {}
+        self.remotes: Dict[str, Remote] = {}
+
+    def on_message(self, item):
+        tool = self.tools[item["name"]]
+        return tool.target(json.loads(item["arguments"]))
+
+    def relay(self, item):
+        remote = self.remotes[item["name"]]
+        return remote.send(json.loads(item["arguments"]))
+"""
+
+
+def test_the_callable_attribute_of_a_declared_tool_class_run_with_raw_arguments_is_a_site(
+    tmp_path: Path, run_cli
+) -> None:
+    """``tool.target(json.loads(item["arguments"]))`` of ``self.tools: Dict[str, Tool]``: ``target`` is no
+    method of ``Tool`` or of any base, only the callable each object holds, run with the model's raw arguments
+    (DL102). ``Remote`` derives from a library's class, whose ``send`` the analysis cannot see: no site."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/middle.py": DECLARED_ATTRIBUTE_CALLABLE})
+    line = DECLARED_ATTRIBUTE_CALLABLE.splitlines().index('        return tool.target(json.loads(item["arguments"]))')
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/middle.py:{line + 1}")}
+    (finding,) = result.findings()
+    assert "`.target(...)` runs it in `MiddleTier.on_message`" in finding["message"]

@@ -278,11 +278,20 @@ class Dispatches:
             return None
         method = self.graph.symbols.member(declared, dispatch.via)
         located = self.graph.function(method) if method else None
+        if located is None and self._holds_callable(declared, method):
+            return f"{declared}.{dispatch.via}"  # ``tool.target(args)``: the callable itself, no method between
         if located is None or method is None or not self._runs_stored_callable(method, located[1]):
             return None
         if verdict in (RAW, RAW_WEAK):
             self._sinks_run_raw_by_callers.add(method)
         return method
+
+    def _holds_callable(self, declared: str, member: Optional[str]) -> bool:
+        """What the class's objects are called through is no method of it or of any base (all the project's, so
+        none can define it unseen), only an attribute (``target: Callable[..., Result]``, ``self.target =
+        target``): calling it runs the callable the object holds."""
+        attribute_only = member is None or self.graph.symbols.kind(member) is not SymbolKind.FUNCTION
+        return attribute_only and self.graph.symbols.bases_all_known(declared)
 
     @staticmethod
     def _site(

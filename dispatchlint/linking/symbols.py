@@ -229,6 +229,17 @@ class SymbolTable:
     def inside_project(self, qualified: str) -> bool:
         return qualified.split(".")[0] in self._project_roots
 
+    def bases_all_known(self, class_qualified: str) -> bool:
+        """Every class the class derives from is the project's (or ``object``): what none defines, none has."""
+        for cls in self.mro(class_qualified):
+            symbol = self.entries[cls]
+            assert isinstance(symbol.definition, ClassDef)
+            for base in symbol.definition.bases:
+                resolved = self.resolve(symbol.module, base)
+                if base != "object" and (resolved is None or self.kind(resolved) is not SymbolKind.CLASS):
+                    return False
+        return True
+
     def mro(self, class_qualified: str) -> List[str]:
         """The class and its project base classes, nearest first."""
         order: List[str] = []
@@ -285,9 +296,4 @@ def _installed_packages(modules: Sequence[ModuleFacts]) -> Dict[str, str]:
         if parent and parent not in packages:
             found.setdefault(last, []).append(package)
     names = {module.module for module in modules}
-    return {
-        imported: located[0]
-        for imported, located in found.items()
-        if len(located) == 1 and imported not in names
-    }
-
+    return {imported: located[0] for imported, located in found.items() if len(located) == 1 and imported not in names}
