@@ -1827,3 +1827,52 @@ def test_the_callable_attribute_of_a_declared_tool_class_run_with_raw_arguments_
     assert result.locations() == {("DL102", f"agent/middle.py:{line + 1}")}
     (finding,) = result.findings()
     assert "`.target(...)` runs it in `MiddleTier.on_message`" in finding["message"]
+
+
+#: Plugins of the project's own, each serving several functions, found by a function's name through a method
+#: that scans them; one path runs the plugin with a tool call's arguments, another with the configuration's.
+PLUGIN_MANAGER = """
+import json
+
+
+class WeatherPlugin:
+    def get_spec(self):
+        return [{"name": "forecast", "parameters": {"type": "object", "properties": {"days": {"type": "integer"}}}}]
+
+    async def execute(self, function_name, helper, **kwargs):
+        return {"days": kwargs["days"] + 1}
+
+
+class PluginManager:
+    def __init__(self, defaults):
+        self.plugins = [WeatherPlugin()]
+        self.defaults = defaults
+
+    def _get_plugin_by_function_name(self, function_name):
+        return next((p for p in self.plugins if function_name in [s["name"] for s in p.get_spec()]), None)
+
+    async def call_function(self, function_name, helper, arguments):
+        plugin = self._get_plugin_by_function_name(function_name)
+        if not plugin:
+            return None
+        return await plugin.execute(function_name, helper, **json.loads(arguments))
+
+    async def warm_up(self, function_name, helper):
+        plugin = self._get_plugin_by_function_name(function_name)
+        return await plugin.execute(function_name, helper, **self.defaults[function_name])
+"""
+
+
+def test_a_plugin_a_project_method_finds_by_the_function_name_run_with_raw_arguments_is_a_tool(
+    tmp_path: Path, run_cli
+) -> None:
+    """``plugin = self._get_plugin_by_function_name(name)`` then ``plugin.execute(name, helper,
+    **json.loads(arguments))``: no table shows the plugins, but a project method returns one for the tool's name
+    and its own entry runs with the model's arguments as they arrived (DL102). Run with the configuration's
+    values, the same plugin is no tool call."""
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/plugins.py": PLUGIN_MANAGER})
+    line = PLUGIN_MANAGER.splitlines().index(
+        "        return await plugin.execute(function_name, helper, **json.loads(arguments))"
+    )
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == {("DL102", f"agent/plugins.py:{line + 1}")}

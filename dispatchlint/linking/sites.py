@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dispatchlint.framework_models import RAW_ENTRIES
+from dispatchlint.framework_models import PROJECT_ENTRIES, RAW_ENTRIES
 from dispatchlint.indexing.facts import (
     Call,
     Dispatch,
@@ -143,6 +143,7 @@ class Dispatches:
                     tables = [None]
                 elif not tables and self._opaque_resolver_runs_raw(module, dispatch):
                     tables = [None]
+                    learned = method  # a project object's own entry, found by the tool's name
                 elif not tables and self._runs_gated_method_raw(module, dispatch):
                     tables = [None]
                     learned = True
@@ -230,13 +231,30 @@ class Dispatches:
         ``getattr(self, name)(**arguments)`` finds a method of the agent's own (or of an object its name says holds
         tools): handed the tool call's own arguments as they arrived, the method it finds by the tool's name is
         the tool."""
-        if not dispatch.key_is_name or dispatch.kind is SiteKind.METHOD:
+        if not dispatch.key_is_name:
             return False
         verdict = self.taint.site_verdict(module, dispatch.function, dispatch.args)
+        if dispatch.kind is SiteKind.METHOD:
+            return self._resolved_object_runs_raw(module, dispatch, verdict)
         if dispatch.resolver == "getattr":
             on_tools = dispatch.found_on in ("self", "cls") or TOOLISH.search(dispatch.found_on.rpartition(".")[2])
             return verdict is RAW and bool(on_tools)
         return bool(TOOLISH.search(dispatch.resolver.rpartition(".")[2])) and verdict in (RAW, RAW_WEAK)
+
+    def _resolved_object_runs_raw(self, module: ModuleFacts, dispatch: Dispatch, verdict: Verdict) -> bool:
+        """The object a project method returns for the tool's name (``plugin =
+        self._get_plugin_by_function_name(name)``), its own entry run with the model's arguments as they arrived
+        (``plugin.execute(name, helper, **json.loads(arguments))``), where no framework's tool object validates:
+        the plugin is the tool."""
+        resolver = self.graph.resolve_method(module, dispatch.resolver, dispatch.function)
+        return (
+            verdict is RAW
+            and dispatch.via in PROJECT_ENTRIES
+            and resolver is not None
+            and self.graph.function(resolver) is not None
+            and bool(TOOLISH.search(dispatch.resolver.rpartition(".")[2]))
+            and self.graph.part_of(module) not in self._parts_with_validating_tools
+        )
 
     def _scanned_tool_runs(self, module: ModuleFacts, dispatch: Dispatch) -> bool:
         """A callable found by scanning what no table shows (``self._tools``, handed in) for the item whose name
