@@ -1506,14 +1506,8 @@ def test_a_tool_class_running_the_callable_its_object_holds_with_a_tool_calls_ar
     assert run_cli(project, "--format", "json").locations() == set()  # DL102 is opt-in
 
 
-#: A tool class's entry that runs its stored callable with what it is handed, and an agent loop that hands it
-#: the model's arguments for some tools while the others go through the gate.
-OWN_CALLABLE_BESIDE_GATE = """
-import json
-
-from agent.registry import handle_function_call
-
-
+#: A tool class whose entry runs its stored callable with what it is handed, and a tool of it.
+FUNCTION_TOOL = """
 class FunctionTool:
     def __init__(self, fn, name):
         self.fn = fn
@@ -1525,7 +1519,18 @@ class FunctionTool:
 
 def lookup(query, limit=5):
     return [query] * limit
+"""
 
+#: An agent loop that hands such a tool the model's arguments for some tools while the others go through the gate.
+OWN_CALLABLE_BESIDE_GATE = (
+    """
+import json
+
+from agent.registry import handle_function_call
+
+"""
+    + FUNCTION_TOOL
+    + """
 
 OBJECTS = {"lookup": FunctionTool(lookup, "lookup")}
 
@@ -1543,6 +1548,7 @@ def step(message):
         else:
             print(handle_function_call(call.function.name, arguments))
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -1628,25 +1634,16 @@ def test_a_method_getattr_finds_by_the_tool_name_and_runs_with_the_raw_arguments
 
 
 #: The same tool class held in a table declared to hold it, read by a loop beside the gate.
-DECLARED_TOOL_MAP = """
+DECLARED_TOOL_MAP = (
+    """
 import json
 from typing import Dict
 
 from agent.registry import handle_function_call
 
-
-class FunctionTool:
-    def __init__(self, fn, name):
-        self.fn = fn
-        self.name = name
-
-    def run(self, arguments: dict):
-        return self.fn(**arguments)
-
-
-def lookup(query, limit=5):
-    return [query] * limit
-
+"""
+    + FUNCTION_TOOL
+    + """
 
 class Loop:
     def __init__(self):
@@ -1660,6 +1657,7 @@ class Loop:
             else:
                 print(handle_function_call(call.function.name, arguments))
 """
+)
 
 
 def test_a_table_declared_to_hold_a_class_whose_method_runs_its_callable_raw_is_a_bypass(
