@@ -316,9 +316,11 @@ from dispatchlint.cli import main
 from dispatchlint.fix import _write
 
 real = _write.replace_atomically
+stopped = []
 def replace_then_stop(path, data):
     real(path, data)
-    if path.suffix == ".py":
+    if path.suffix == ".py" and not stopped:  # once: the rollback replaces files with this function too
+        stopped.append(path)
         os.kill(os.getpid(), getattr(signal, sys.argv[1]))
         if sys.argv[1] != "SIGKILL":  # until the main thread has handled it, however loaded the machine
             _write._INTERRUPTS._requested.wait(60)
