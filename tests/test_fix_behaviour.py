@@ -262,7 +262,8 @@ def test_a_wrap_that_would_replace_the_code_a_project_reads_is_unsafe(run_cli, t
     findings = run_cli(project, "--format", "json").findings()
     assert [(f["code"], f["fix_safety"]) for f in findings] == [("DL101", "unsafe")] * 2  # both calls of `fn`
     assert all(
-        f["fix_help"] == (
+        f["fix_help"]
+        == (
             "unsafe fix: `run` reads `__code__` of what it takes from `TOOLS` (bot/tools.py:15), and a wrapper is "
             "another function"
         )
@@ -583,3 +584,96 @@ def test_a_table_of_callables_its_callers_hand_in_is_not_called_a_table_of_tool_
         "no automatic fix: the values of `Agent.tools` are no functions the fix can see (objects, or callables its "
         "callers hand in); repair the arguments before the call"
     )
+
+
+_CLOSURE_GATE = (
+    "SCHEMAS = {\n"
+    "    'todo': {'type': 'object', 'properties': {'todos': {'type': 'array'}, 'merge': {'type': 'boolean'}}},\n"
+    "    'search': {'type': 'object', 'properties': {'query': {'type': 'string'}, 'limit': {'type': 'integer'}}},\n"
+    "}\n\n\n"
+    "def coerce_tool_args(tool_name, args):\n"
+    "    import json\n"
+    "    repaired = dict(args)\n"
+    "    for key, spec in SCHEMAS.get(tool_name, {}).get('properties', {}).items():\n"
+    "        value = repaired.get(key)\n"
+    "        if isinstance(value, str) and spec['type'] in ('array', 'integer', 'boolean'):\n"
+    "            repaired[key] = json.loads(value)\n"
+    "    return repaired\n\n\n"
+    "def handle_function_call(tool_name, args):\n"
+    "    return ('registry', tool_name, coerce_tool_args(tool_name, args))\n"
+)
+_CLOSURE_MIDDLEWARE = "def run_middleware(name, args, execute):\n    return execute(dict(args, traced=True))\n"
+_CLOSURE_LOOP = '''\
+import json
+
+from bot.middleware import run_middleware
+
+
+def todo(todos, merge):
+    return ("todo", [item.upper() for item in todos], merge is True)
+
+
+def search(query, limit):
+    return ("search", query, limit + 1)
+
+
+def invoke_tool(agent, function_name, raw_arguments, skip_middleware=False):
+    function_args = json.loads(raw_arguments)
+    if function_name == "todo":
+        def _execute(next_args):
+            """Runs later, with what the middleware hands on."""
+            return todo(todos=next_args.get("todos"), merge=next_args.get("merge", False))
+    elif function_name == "search":
+        def _execute(next_args: dict):
+            query = next_args.get("query", "")
+            return search(query, limit=next_args.get("limit", 3))
+    else:
+        def _execute(next_args):
+            from bot.gate import handle_function_call
+            return handle_function_call(function_name, next_args)
+
+    if skip_middleware:
+        return _execute(function_args)
+    return run_middleware(function_name, function_args, lambda next_args: _execute(next_args))
+'''
+
+
+def test_arms_that_bind_closures_run_later_repair_the_arguments_each_closure_is_handed(run_cli, tmp_path: Path) -> None:
+    """The name-chain arms of an agent loop bind ``_execute`` closures that a middleware runs later, with whatever
+    it hands on: a coercion ahead of the chain would repair what the middleware is given, not what it passes
+    the closure. The fix repairs each raw arm's closure's parameter first thing in its body, with the gate the
+    fallback reaches, and leaves the gated fallback's closure alone."""
+    files = {
+        "bot/__init__.py": "",
+        "bot/gate.py": _CLOSURE_GATE,
+        "bot/middleware.py": _CLOSURE_MIDDLEWARE,
+        "bot/loop.py": _CLOSURE_LOOP,
+    }
+    project = write_project(tmp_path, files)
+    findings = run_cli(project, "--format", "json").findings()
+    assert [(f["code"], f["line"], f["fix_safety"]) for f in findings] == [("DL101", 16, "safe"), ("DL101", 20, "safe")]
+    todo = 'print(invoke_tool(None, \'todo\', \'{"todos": "[\\\\"a\\\\"]", "merge": "true"}\'))'
+    search = 'print(invoke_tool(None, \'search\', \'{"query": "x", "limit": "4"}\', skip_middleware=True))'
+    other = "print(invoke_tool(None, 'other', '{\"limit\": \"4\"}'))"
+    calls = "\n".join(["from bot.loop import invoke_tool", todo, search, other])
+    assert _python(project, "\n".join(["from bot.loop import invoke_tool", todo, other])).splitlines() == [
+        "('todo', ['[', '\"', 'A', '\"', ']'], False)",  # the raw string iterated, and "true" is not True
+        "('registry', 'other', {'limit': '4', 'traced': True})",
+    ]
+    result = run_cli(project, "--fix")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    fixed = (project / "bot" / "loop.py").read_text(encoding="utf-8")
+    coercion = "            next_args = coerce_tool_args(function_name, next_args)\n"
+    assert fixed == _CLOSURE_LOOP.replace(
+        "from bot.middleware import run_middleware\n",
+        "from bot.gate import coerce_tool_args\nfrom bot.middleware import run_middleware\n",
+    ).replace(
+        '            """Runs later, with what the middleware hands on."""\n',
+        '            """Runs later, with what the middleware hands on."""\n' + coercion,
+    ).replace("        def _execute(next_args: dict):\n", "        def _execute(next_args: dict):\n" + coercion)
+    assert _python(project, calls).splitlines() == [
+        "('todo', ['A'], True)",
+        "('search', 'x', 5)",
+        "('registry', 'other', {'limit': '4', 'traced': True})",
+    ]
+    assert run_cli(project).exit_code == 0

@@ -4,14 +4,18 @@
 read pieces of ``function_args`` raw while the fallback repairs them. One statement ahead of the chain,
 ``function_args = coerce_tool_args(function_name, function_args)``, makes every arm read repaired arguments; the
 fallback repairs them again, which changes nothing (a gate leaves valid arguments as they are).
+
+Arms that bind closures run later (``def _execute(next_args): return todo(todos=next_args.get("todos"))``, handed
+to a middleware that calls it with what it chooses to pass on) read what the closure is handed, not what the chain
+had: there the closure's parameter is repaired, first thing in its body, with the same gate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import List, Tuple, Union
 
-from dispatchlint.indexing.facts import ModuleFacts, NameChain, Span
+from dispatchlint.indexing.facts import ModuleFacts, NameChain, Span, params_in
 from dispatchlint.linking import ChainSite, Site
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._wrapping import Import, clashes, gate_import, imports_module
@@ -29,6 +33,30 @@ class ChainFix:
     #: The gate's module imports the chain's module: import the gate where the chain runs.
     lazy: bool
     #: Why coercing ahead changes what an arm does beyond repairing its arguments ('' when it does not).
+    unsafe: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"`{self.gate.name}`"
+
+
+@dataclass(frozen=True)
+class RepairedClosure:
+    """A closure an arm binds: where its ``def`` names it, and the parameter its calls read the arguments from."""
+
+    name: Span
+    parameter: str
+
+
+@dataclass(frozen=True)
+class ClosureFix:
+    site: ChainSite
+    gate: Import
+    closures: Tuple[RepairedClosure, ...]
+    #: The tool-name expression, as the chain writes it (the closures see the chain function's variables).
+    name: str
+    #: The gate's module imports the chain's module: import the gate inside each closure.
+    lazy: bool
     unsafe: str = ""
 
     @property
@@ -72,3 +100,30 @@ def chain_fix(context: Context, site: ChainSite, chain: NameChain) -> Union[Chai
     if clash:
         return clash
     return ChainFix(site, gate, ladder.span, chain.variable, passed[0], lazy)
+
+
+def closure_fix(context: Context, site: ChainSite) -> Union[ClosureFix, str]:
+    """Repair the parameter of each closure ``site``'s arm binds, with the gate its chain's fallback calls."""
+    module = site.module
+    functions = {function.qualname: function for function in module.functions}
+    closures: List[RepairedClosure] = []
+    for qualname in site.arm.closures:
+        closure = functions.get(qualname)
+        if closure is None or closure.name.startswith("<lambda"):
+            return "the arm hands on a lambda, with no body to repair the arguments in; repair them where it is called"
+        read = {param.name for function, flow in site.flows if function == qualname for param in params_in(flow)}
+        own = [name for name in closure.params if name not in ("self", "cls")]
+        parameter = [name for name in own if name in read] or (own if len(own) == 1 else [])
+        if len(parameter) != 1:
+            return f"the arguments `{closure.name}` reads are not one of its parameters"
+        if site.chain.variable in closure.params:
+            return f"`{closure.name}` takes its own `{site.chain.variable}`, so the tool's name is not known in it"
+        closures.append(RepairedClosure(closure.span, parameter[0]))
+    gate = gate_import(context, [site.fallback])
+    if isinstance(gate, str):
+        return gate
+    lazy = gate.module != module.module and imports_module(context, gate.module, module.module)
+    clash = "" if lazy else clashes(module, gate)
+    if clash:
+        return clash
+    return ClosureFix(site, gate, tuple(closures), site.chain.variable, lazy)

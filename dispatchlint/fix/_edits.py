@@ -6,6 +6,7 @@ found by the positions the facts recorded. ``_apply`` applies every file's edits
 
 from __future__ import annotations
 
+import functools
 from typing import List, Tuple, Type, TypeVar, Union
 
 import libcst as cst
@@ -13,7 +14,7 @@ import libcst as cst
 from dispatchlint.indexing import syntax as syn
 from dispatchlint.linking import LinkedTable
 from dispatchlint.fix import _codegen
-from dispatchlint.fix._chains import ChainFix
+from dispatchlint.fix._chains import ChainFix, ClosureFix
 from dispatchlint.fix._tables import ParseFix
 from dispatchlint.fix._apply import FilePlan, ProjectPlan
 from dispatchlint.fix._reorder import ReorderFix
@@ -23,7 +24,7 @@ from dispatchlint.fix._tables import Fill, TableFix
 from dispatchlint.fix._wrapping import WRAP_TABLE, GateWrapping, RuntimeWrapping, Wrapping
 from dispatchlint.runtime import contract
 
-Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix, RetargetFix]
+Fix = Union[TableFix, ChainFix, ClosureFix, ParseFix, ReorderFix, RetargetFix]
 _VALUE = "__dispatchlint_value__"
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 
@@ -34,6 +35,8 @@ def apply_fix(plan: ProjectPlan, fix: Fix) -> None:
         _apply_table(plan, fix)
     elif isinstance(fix, ChainFix):
         _apply_chain(plan, fix)
+    elif isinstance(fix, ClosureFix):
+        _apply_closures(plan, fix)
     elif isinstance(fix, ParseFix):
         _apply_parse(plan, fix)
     elif isinstance(fix, RetargetFix):
@@ -256,6 +259,39 @@ def _apply_chain(plan: ProjectPlan, fix: ChainFix) -> None:
     file.replace(statement, insert)
     where = f"in `{fix.site.function}`" if fix.site.function else "at module level"
     file.note(f"coerce `{fix.args}` with {fix.label} ahead of the `{fix.site.key}` chain {where}")
+
+
+def _apply_closures(plan: ProjectPlan, fix: ClosureFix) -> None:
+    file = plan.file(fix.site.module)
+    for closure in fix.closures:
+        definition = file.source.parent(file.source.node_at(closure.name, cst.Name))
+        if not isinstance(definition, cst.FunctionDef) or not isinstance(definition.body, cst.IndentedBlock):
+            raise FixError(f"{file.source.relative}:{closure.name.line}: cannot find the closure the arm binds")
+        if fix.lazy:
+            gate, lines = fix.gate.name, [file.import_statement(fix.gate)]
+        else:
+            gate, lines = file.imported(fix.gate), []
+        lines.append(f"{closure.parameter} = {gate}({fix.name}, {closure.parameter})")
+        file.replace(definition, functools.partial(_prepended, file, lines=lines))
+    names = ", ".join(sorted({f"`{closure.parameter}`" for closure in fix.closures}))
+    arm = ", ".join(f"`{name}`" for name in fix.site.arm.names)
+    file.note(f"coerce {names} with {fix.label} in what the {arm} arm of `{fix.site.function}` binds")
+
+
+def _prepended(file: FilePlan, updated: cst.CSTNode, lines: List[str]) -> cst.CSTNode:
+    """The function with ``lines`` as the first statements of its body, after its docstring."""
+    assert isinstance(updated, cst.FunctionDef) and isinstance(updated.body, cst.IndentedBlock)
+    body = list(updated.body.body)
+    at = 1 if body and _is_docstring(body[0]) else 0
+    added = [_codegen.statement(file.tree, line) for line in lines]
+    return updated.with_changes(body=updated.body.with_changes(body=[*body[:at], *added, *body[at:]]))
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 # ---------------------------------------------------------------------------------------------- parses

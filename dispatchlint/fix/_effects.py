@@ -16,11 +16,11 @@ unsafe too, and says where.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import List, Optional, Tuple
+from typing import AbstractSet, List, Optional, Sequence, Tuple
 
-from dispatchlint.indexing.facts import ModuleFacts, NameChain, Span, StringUse
+from dispatchlint.indexing.facts import ChainArm, ModuleFacts, NameChain, Span, StringUse
 from dispatchlint.linking import LinkedTable
-from dispatchlint.fix._chains import ChainFix
+from dispatchlint.fix._chains import ChainFix, ClosureFix
 from dispatchlint.fix._context import Context
 from dispatchlint.fix._parses import TableFixer, parse_fix
 from dispatchlint.fix._tables import ParseFix
@@ -62,10 +62,27 @@ def with_chain_effects(context: Context, fix: ChainFix, chain: NameChain) -> Cha
     """``fix``, unsafe when an arm of its ladder takes a piece of the arguments for a string where the arm's tool
     declares it something else (which the coercion ahead makes of the model's string)."""
     module = fix.site.module
-    catalog = context.project.catalog
     arms = [arm for other in module.chains if other.function == chain.function for arm in other.arms if arm.body]
+    reason = _retyped_arm_use(context, module, {chain.function}, arms, "coercion")
+    return replace(fix, unsafe=reason) if reason else fix
+
+
+def with_closure_effects(context: Context, fix: ClosureFix) -> ClosureFix:
+    """``fix``, unsafe when a closure it repairs takes a piece of its arguments for a string where the arm's tool
+    declares it something else."""
+    site = fix.site
+    reason = _retyped_arm_use(context, site.module, set(site.arm.closures), [site.arm], "repair")
+    return replace(fix, unsafe=reason) if reason else fix
+
+
+def _retyped_arm_use(
+    context: Context, module: ModuleFacts, functions: AbstractSet[str], arms: Sequence[ChainArm], repair: str
+) -> str:
+    """Why repairing the arguments changes what one of ``arms`` does: code of ``functions`` in an arm's body takes
+    a piece of them for a string where the arm's tool declares something else ('' when none does)."""
+    catalog = context.project.catalog
     for use in module.string_uses:
-        if use.function != chain.function:
+        if use.function not in functions:
             continue
         for arm in arms:
             if arm.body is None or not _inside(use.span, arm.body):
@@ -74,12 +91,11 @@ def with_chain_effects(context: Context, fix: ChainFix, chain: NameChain) -> Cha
                 declared = catalog.declared_types(tool, use.parameter, module)
                 if declared and "string" not in declared:
                     where = f"{module.path}:{use.span.line}"
-                    reason = (
+                    return (
                         f"the `{tool}` arm takes `{use.parameter}` for a string ({use.operation}, {where}), and "
-                        f"after the coercion it gets the `{'|'.join(sorted(declared))}` its schema declares"
+                        f"after the {repair} it gets the `{'|'.join(sorted(declared))}` its schema declares"
                     )
-                    return replace(fix, unsafe=reason)
-    return fix
+    return ""
 
 
 def _identity_reads(context: Context, table: LinkedTable) -> List[str]:

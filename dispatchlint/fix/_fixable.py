@@ -14,16 +14,16 @@ from typing import AbstractSet, Callable, Dict, Mapping, Optional, Set, Tuple, U
 from dispatchlint.indexing.facts import Span
 from dispatchlint.linking import ChainSite, LinkedTable, Project
 from dispatchlint.findings import FixSubject, SubjectKind
-from dispatchlint.fix._chains import ChainFix, chain_fix, outermost_chain
+from dispatchlint.fix._chains import ChainFix, ClosureFix, chain_fix, closure_fix, outermost_chain
 from dispatchlint.fix._context import Context
-from dispatchlint.fix._effects import with_chain_effects, with_effects
+from dispatchlint.fix._effects import with_chain_effects, with_closure_effects, with_effects
 from dispatchlint.fix._parses import parse_fix
 from dispatchlint.fix._tables import ParseFix
 from dispatchlint.fix._reorder import ReorderFix, reorder_fix
 from dispatchlint.fix._retarget import RetargetFix, retarget_fix, wrapped_rebuild
 from dispatchlint.fix._tables import TableFix, table_fix
 
-Fix = Union[TableFix, ChainFix, ParseFix, ReorderFix, RetargetFix]
+Fix = Union[TableFix, ChainFix, ClosureFix, ParseFix, ReorderFix, RetargetFix]
 _Maker = Callable[[], Union[Fix, str]]
 
 
@@ -38,7 +38,7 @@ class Decision:
     def unsafe(self) -> str:
         """Why applying the fix would change what the program does beyond repairing tool arguments ('' when it
         would not): a wrap's own reason, or that of a wrap a deletion needs."""
-        if isinstance(self.fix, (TableFix, ChainFix)):
+        if isinstance(self.fix, (TableFix, ChainFix, ClosureFix)):
             return self.fix.unsafe
         if isinstance(self.fix, ParseFix):
             return next((t.unsafe for t in self.fix.requires if isinstance(t, TableFix) and t.unsafe), "")
@@ -48,7 +48,6 @@ class Decision:
 #: Sites with nothing a fix could wrap, and what to do instead.
 NOTHING_TO_WRAP = {
     SubjectKind.TOOL_OBJECT: "the tools are objects whose method runs them; repair the arguments before the call",
-    SubjectKind.LATER_CLOSURE: "the arms bind closures that run later; repair the arguments where they are handed on",
     SubjectKind.NO_TABLE: "the site reads no table the fix can wrap",
 }
 
@@ -83,6 +82,8 @@ class Fixability:
             return self.table(table) if table is not None else Decision(None, "the table cannot be found")
         if subject.kind is SubjectKind.CHAIN:
             return self._chain(subject)
+        if subject.kind is SubjectKind.LATER_CLOSURE:
+            return self._closures(subject)
         if subject.kind in NOTHING_TO_WRAP:
             return Decision(None, NOTHING_TO_WRAP[subject.kind])
         module = self.context.module(subject.path)
@@ -117,11 +118,14 @@ class Fixability:
         decision = self.table(table)
         return decision.fix if isinstance(decision.fix, (TableFix, RetargetFix)) else decision.reason
 
-    def _chain(self, subject: FixSubject) -> Decision:
-        """Chains of one if/elif ladder share one fix: a coercion ahead of the ladder serves every arm."""
+    def _chain_site(self, subject: FixSubject) -> Optional[ChainSite]:
         if self._chain_sites is None:
             self._chain_sites = {(s.module.path, s.span): s for s in self.project.sites if isinstance(s, ChainSite)}
-        site = self._chain_sites.get((subject.path, subject.span))
+        return self._chain_sites.get((subject.path, subject.span))
+
+    def _chain(self, subject: FixSubject) -> Decision:
+        """Chains of one if/elif ladder share one fix: a coercion ahead of the ladder serves every arm."""
+        site = self._chain_site(subject)
         if site is None:
             return Decision(None, "the chain cannot be found")
         chain = outermost_chain(site.module, site.chain)
@@ -133,6 +137,18 @@ class Fixability:
             return with_chain_effects(self.context, fix, chain) if isinstance(fix, ChainFix) else fix
 
         return self._decided(key, decide)
+
+    def _closures(self, subject: FixSubject) -> Decision:
+        """An arm binding closures run later has a fix of its own: its closures repair what they are handed."""
+        site = self._chain_site(subject)
+        if site is None:
+            return Decision(None, "the chain cannot be found")
+
+        def decide() -> Union[Fix, str]:
+            fix = closure_fix(self.context, site)
+            return with_closure_effects(self.context, fix) if isinstance(fix, ClosureFix) else fix
+
+        return self._decided(subject, decide)
 
     def _decided(self, subject: FixSubject, make: _Maker) -> Decision:
         key = (subject.kind.value, subject.path, subject.span, subject.name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Tuple, Union
+from typing import Iterator, Optional, Tuple, Union
 
 from dispatchlint.locations import Location as Location
 from dispatchlint.locations import ParseError as ParseError
@@ -90,6 +90,20 @@ class Unknown:
 
 Flow = Union[Raw, Param, CallResult, Either, ModelText, Parsed, Unknown]
 UNKNOWN = Unknown()
+
+
+def params_in(flow: Flow) -> Iterator[Param]:
+    """The parameters a value is (a piece of), or is computed from."""
+    if isinstance(flow, Param):
+        yield flow
+    elif isinstance(flow, Either):
+        for option in flow.options:
+            yield from params_in(option)
+    elif isinstance(flow, CallResult):
+        for argument in flow.args:
+            yield from params_in(argument)
+    elif isinstance(flow, Parsed):
+        yield from params_in(flow.text)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from typing import (
     Any,
     Callable,
     Dict,
-    Iterator,
     List,
     Mapping,
     NamedTuple,
@@ -83,6 +82,7 @@ from dispatchlint.indexing.facts import (
     Unknown,
     ValueKind,
     ValueRef,
+    params_in,
 )
 
 #: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
@@ -1206,11 +1206,11 @@ class _ModuleIndexer:
         if _validator(callee) or pat.constructs_argument_model(call):
             handed = positional + tuple(flow for _, flow in keywords) + star
             for flow in handed:
-                for param in _params_in(flow):
+                for param in params_in(flow):
                     self.validated_params.setdefault(param.function, set()).add(param.name)
             if any(_origin_known(flow) for flow in handed):
                 self.validates_handed.add(function)
-            self.validates_handed.update(param.function for flow in handed for param in _params_in(flow))
+            self.validates_handed.update(param.function for flow in handed for param in params_in(flow))
         self._offered_tools(call, function)
         literals = []
         looked_up = []
@@ -1887,20 +1887,6 @@ def _either(options: Tuple[Flow, ...]) -> Flow:
     if len(flat) > 8:
         return UNKNOWN
     return Either(tuple(flat))
-
-
-def _params_in(flow: Flow) -> Iterator[Param]:
-    """The parameters a value is (a piece of), or is computed from."""
-    if isinstance(flow, Param):
-        yield flow
-    elif isinstance(flow, Either):
-        for option in flow.options:
-            yield from _params_in(option)
-    elif isinstance(flow, CallResult):
-        for argument in flow.args:
-            yield from _params_in(argument)
-    elif isinstance(flow, Parsed):
-        yield from _params_in(flow.text)
 
 
 def _origin_known(flow: Flow) -> bool:

@@ -74,7 +74,9 @@ class UnguardedDispatch(Rule):
 
     BUILTIN_EXECUTORS = {name: _coerced(name, ex) for name, ex in _RAW_BUILTIN_EXECUTORS.items()}
     ```
-    For a name-test chain, coerce the arguments once, ahead of the chain.
+    For a name-test chain, coerce the arguments once, ahead of the chain. Where the arms bind closures that run
+    later (`def _execute(next_args): ...`, handed to a middleware), coerce what each closure is handed, first
+    thing in its body.
 
     ## Fix safety
     Wrapping changes the values tools receive only where the schema says they are mistyped, which is the point.
@@ -235,9 +237,11 @@ class UnguardedDispatch(Rule):
             plural = "s" if len(site.arm.names) > 1 else ""
             effect = effect or f"the model's raw arguments reach tool{plural} {names}"
             fallback = site.fallback.split(".")[-1]
+            closures = " and ".join(sorted({_closure_name(closure) for closure in site.arm.closures}))
+            remedy = f"coerce what {closures} is handed" if closures else "coerce once ahead of the chain"
             return (
                 f"{effect}: its arm of the `{site.key}` chain "
-                f"{where} skips {gate}, which `{fallback}` applies to the others; coerce once ahead of the chain"
+                f"{where} skips {gate}, which `{fallback}` applies to the others; {remedy}"
             )
         assert isinstance(site, TableSite)
         if site.reaches_past:
@@ -313,6 +317,11 @@ class UnguardedDispatch(Rule):
         table = table_of(site)
         found = [related(table.module, table.definition.span, f"table `{table.display_name}`")] if table else []
         return found + gate_locations[:1]
+
+
+def _closure_name(qualname: str) -> str:
+    name = qualname.split(".")[-1]
+    return "its lambda" if name.startswith("<lambda") else f"`{display_function(qualname).split('.')[-1]}`"
 
 
 def _fix_subject(site: Site) -> Optional[FixSubject]:
