@@ -116,6 +116,10 @@ UNINFORMATIVE_ANNOTATIONS = frozenset(("Any", "object", "dict", "Dict", "Mapping
 #: A part of a framework's qualified name that says it names a tool (``tools``, ``BaseTool``, ``FunctionTool``,
 #: ``tool``) or a function offered as one (``kernel_function``).
 FRAMEWORK_TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
+#: Bases and decorators of classes whose instances only record what they are built from (pydantic models, named
+#: tuples, dataclasses, attrs classes): a record built from a tool call's arguments carries them.
+RECORD_BASES = frozenset(("BaseModel", "NamedTuple", "TypedDict"))
+RECORD_DECORATORS = frozenset(("dataclass", "define", "frozen", "attrs"))
 #: Methods that use tools (call, list or look them up) rather than make one.
 TOOL_USING_METHOD = re.compile(r"^_?(?:a?call|list|get|run|execute|invoke|remove|delete|has|find)_", re.IGNORECASE)
 

@@ -1874,3 +1874,135 @@ def test_a_plugin_a_project_method_finds_by_the_function_name_run_with_raw_argum
     )
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert result.locations() == {("DL102", f"agent/plugins.py:{line + 1}")}
+
+
+ACTION_TYPES = """
+from typing import Any, Dict
+
+from pydantic import BaseModel
+
+
+class Action(BaseModel):
+    name: str
+    kwargs: Dict[str, Any]
+"""
+ACTION_AGENT = """
+import json
+
+from bench.envs import Env
+from bench.tools import ALL_TOOLS
+from bench.types import Action
+
+
+def message_to_action(message):
+    tool_call = message["tool_calls"][0]
+    return Action(name=tool_call["function"]["name"], kwargs=json.loads(tool_call["function"]["arguments"]))
+
+
+def scripted_action(step):
+    return Action(name=step["tool"], kwargs=step["{field}"])
+
+
+def run(data, client, messages):
+    return solve(Env(data, ALL_TOOLS), client, messages)
+
+
+def solve(env: Env, client, messages):
+    response = client.chat.completions.create(model="m", messages=messages)
+    action = {maker}
+    return env.step(action)
+"""
+ACTION_ENV = """
+from typing import Dict, List, Type
+
+from bench.tool import Tool
+from bench.types import Action
+
+
+class Env:
+    def __init__(self, data, tools: List[Type[Tool]]):
+        self.data = data
+        self.tools_map: Dict[str, Type[Tool]] = {tool.get_info()["function"]["name"]: tool for tool in tools}
+
+    def step(self, action: Action):
+        if action.name in self.tools_map:
+            return self.tools_map[action.name].invoke(data=self.data, **action.kwargs)
+        return "unknown tool"
+"""
+ACTION_TOOL_BASE = """
+import abc
+
+
+class Tool(abc.ABC):
+    @staticmethod
+    def invoke(*args, **kwargs):
+        raise NotImplementedError
+
+    @staticmethod
+    def get_info():
+        raise NotImplementedError
+"""
+ACTION_TOOLS = """
+from bench.tool import Tool
+
+
+class Calculate(Tool):
+    @staticmethod
+    def invoke(data, expression: str, precision: int = 2):
+        return round(eval(expression, {}), precision)
+
+    @staticmethod
+    def get_info():
+        return {"type": "function", "function": {"name": "calculate", "parameters": {
+            "type": "object", "properties": {"expression": {"type": "string"}, "precision": {"type": "integer"}}}}}
+
+
+class FindUsers(Tool):
+    @staticmethod
+    def invoke(data, user_ids: list):
+        return [data["users"].get(user_id) for user_id in user_ids]
+
+    @staticmethod
+    def get_info():
+        return {"type": "function", "function": {"name": "find_users", "parameters": {
+            "type": "object", "properties": {"user_ids": {"type": "array"}}}}}
+
+
+ALL_TOOLS = [Calculate, FindUsers]
+"""
+
+
+@pytest.mark.parametrize(
+    "maker, field, found",
+    [
+        ("message_to_action(response.choices[0].message.model_dump())", "arguments", True),
+        ("scripted_action(messages[-1])", "kwargs", False),
+    ],
+    ids=["record-of-a-parsed-tool-call", "record-of-a-scripted-step"],
+)
+def test_a_record_built_from_a_tool_call_s_parsed_arguments_carries_them_into_another_module(
+    maker: str, field: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """``Action(name=..., kwargs=json.loads(tool_call["function"]["arguments"]))`` in the agent, then
+    ``env.step(action)`` and, in the environment, ``self.tools_map[action.name].invoke(**action.kwargs)``: the
+    project's own record carries the model's arguments across modules to its tools (DL102; tau-bench). A record
+    of a scripted step carries no tool call."""
+    files = {
+        "bench/__init__.py": "",
+        "bench/types.py": ACTION_TYPES,
+        "bench/agent.py": ACTION_AGENT.replace("{maker}", maker).replace("{field}", field),
+        "bench/envs.py": ACTION_ENV,
+        "bench/tool.py": ACTION_TOOL_BASE,
+        "bench/tools.py": ACTION_TOOLS,
+    }
+    line = ACTION_ENV.splitlines().index(
+        "            return self.tools_map[action.name].invoke(data=self.data, **action.kwargs)"
+    )
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"bench/envs.py:{line + 1}")} if found else set())
+    if found:
+        trace = [step["message"] for step in result.findings()[0]["trace"]]
+        assert (
+            trace[0].startswith("source: the model's arguments")
+            and "bench/agent.py" in result.findings()[0]["trace"][0]["path"]
+        )

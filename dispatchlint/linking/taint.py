@@ -18,8 +18,10 @@ from dataclasses import astuple
 from enum import Enum
 from typing import Callable, DefaultDict, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
+from dispatchlint import framework_models
 from dispatchlint.indexing.facts import (
     WEAK_JSON,
+    ClassDef,
     Call,
     CallResult,
     Either,
@@ -74,6 +76,15 @@ Value = Union[Verdict, bool, None]
 _T = TypeVar("_T")
 
 _RAW_VERDICTS = (RAW, RAW_WEAK)
+
+
+def is_record(definition: ClassDef) -> bool:
+    """A class whose instances only hold what they are built from (see ``framework_models.RECORD_BASES``)."""
+    bases = {base.rpartition(".")[2] for base in definition.bases}
+    decorators = {ref.target.partition("(")[0].rpartition(".")[2] for ref in definition.decorators}
+    return bool(definition.fields) and bool(
+        bases & framework_models.RECORD_BASES or decorators & framework_models.RECORD_DECORATORS
+    )
 
 
 def join(verdicts: Sequence[Optional[Verdict]]) -> Optional[Verdict]:
@@ -241,7 +252,7 @@ class Taint:
         callee = self._callee(flow, module, function)
         found = self.graph.function(callee) if callee else None
         if found is None:
-            return UNKNOWN
+            return self._record(flow, module, function, callee)
         definition = found[1]
         verdicts: List[Optional[Verdict]] = []
         others = False
@@ -260,6 +271,15 @@ class Taint:
             assert not isinstance(other, bool)
             verdicts.append(other)
         return join(verdicts) if verdicts else UNKNOWN
+
+    def _record(self, flow: CallResult, module: ModuleFacts, function: str, callee: Optional[str]) -> Optional[Verdict]:
+        """A project record built from the model's arguments (``Action(name=..., kwargs=json.loads(arguments))``)
+        carries them: what is read from it later is a piece of them. Gated or weak pieces make no record gated."""
+        located = self.graph.symbols.class_def(callee) if callee else None
+        if located is None or not is_record(located[0]):
+            return UNKNOWN
+        verdicts = [self._evaluate(argument, module, function) for argument in flow.args]
+        return join([verdict if verdict in (None, RAW) else UNKNOWN for verdict in verdicts])
 
     def _equation(self, key: Key) -> Value:
         kind, qualified, name = key
