@@ -116,6 +116,9 @@ UNINFORMATIVE_ANNOTATIONS = frozenset(("Any", "object", "dict", "Dict", "Mapping
 #: A part of a framework's qualified name that says it names a tool (``tools``, ``BaseTool``, ``FunctionTool``,
 #: ``tool``) or a function offered as one (``kernel_function``).
 FRAMEWORK_TOOL_PART = re.compile(r"tool|function", re.IGNORECASE)
+#: Framework classes whose names say tool or function but that only describe a function's parameters, making no
+#: tool that validates (FastMCP's ``ParsedFunction.from_function(fn, validate=False)``).
+DESCRIBING_CLASSES = frozenset(("ParsedFunction",))
 #: Bases and decorators of classes whose instances only record what they are built from (pydantic models, named
 #: tuples, dataclasses, attrs classes): a record built from a tool call's arguments carries them.
 RECORD_BASES = frozenset(("BaseModel", "NamedTuple", "TypedDict"))

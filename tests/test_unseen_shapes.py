@@ -2006,3 +2006,79 @@ def test_a_record_built_from_a_tool_call_s_parsed_arguments_carries_them_into_an
             trace[0].startswith("source: the model's arguments")
             and "bench/agent.py" in result.findings()[0]["trace"][0]["path"]
         )
+
+
+RUNNER_TOOL = """
+import inspect
+import json
+
+from fastmcp.tools.tool import ParsedFunction
+
+
+async def run_sync_or_async(f, *args, **kwargs):
+    if inspect.iscoroutinefunction(f):
+        return await f(*args, **kwargs)
+    return f(*args, **kwargs)
+
+
+class {cls}:
+    def __init__(self, func, name, input_schema=None, is_internal=True):
+        self.func = func
+        self.name = name
+        self.input_schema = input_schema
+        self.is_internal = is_internal
+
+    @classmethod
+    def from_decorated_function(cls, func):
+        parsed = ParsedFunction.from_function(func, validate=False)  # a schema, no tool
+        return cls(func, parsed.name, parsed.input_schema)
+
+    async def execute(self, tool_call):
+        if self.is_internal:
+            return await run_sync_or_async(self.func, **tool_call.args)
+        return await self.func(self.name, tool_call.args)  # an MCP client's call_tool, which the server validates
+
+
+async def respond(tools, response):
+    for call in response.tool_calls:
+        call.args = json.loads(call.function.arguments)
+        await tools[call.function.name].execute(call)
+"""
+
+
+#: An agent validating the task it is handed (an HTTP client's, not a model's tool call) validates no tool.
+RUNNER_AGENT = """
+from pydantic import BaseModel
+
+from agent.tool import respond
+
+
+class TaskArgs(BaseModel):
+    topic: str
+
+
+class Agent:
+    ArgsSchema = TaskArgs
+
+    async def __call__(self, task):
+        self.args = self.ArgsSchema.model_validate(task.args)
+        return await respond(self.tools, await self.llm(self.args))
+"""
+
+
+@pytest.mark.parametrize("cls, found", [("Tool", True), ("Renderer", False)])
+def test_a_tool_class_handing_its_own_callable_to_a_runner_with_raw_arguments_runs_it_raw(
+    cls: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """``await run_sync_or_async(self.func, **tool_call.args)``: a project helper that calls the callable it is
+    handed with the rest of its arguments runs the tool class's own function with the model's arguments as they
+    arrived (DL102; cheshire-cat), though FastMCP's ``ParsedFunction`` described its parameters: that makes no
+    tool, and an agent beside it validating its task's arguments validates no tool's. Handed its own name with
+    the arguments, the callable is a relay told which tool to run (an MCP client's call). A class whose name says
+    nothing of tools stays silent, as it does when it calls ``self.func`` itself."""
+    source = RUNNER_TOOL.replace("{cls}", cls)
+    files = {"agent/__init__.py": "", "agent/tool.py": source, "agent/service.py": RUNNER_AGENT}
+    project = write_project(tmp_path, files)
+    line = source.splitlines().index("            return await run_sync_or_async(self.func, **tool_call.args)") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"agent/tool.py:{line}")} if found else set())

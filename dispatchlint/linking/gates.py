@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from dispatchlint.framework_models import FRAMEWORK_TOOL_PART, TOOL_USING_METHOD
+from dispatchlint.framework_models import DESCRIBING_CLASSES, FRAMEWORK_TOOL_PART, TOOL_USING_METHOD, TOOLISH
 from dispatchlint.indexing.facts import Call, Flow, FunctionDef, ModuleFacts, Param, ValueKind
 from dispatchlint.linking.callgraph import CallGraph
 from dispatchlint.linking.model import (
@@ -209,8 +209,17 @@ class Gates:
             module
             for module in self.graph.modules
             if not self.graph.is_test(module)
-            and any(self.is_tool_type(f"{module.module}.{cls.qualname}") for cls in module.classes)
+            and any(self._validating_tool_class(f"{module.module}.{cls.qualname}") for cls in module.classes)
         ]
+
+    def _validating_tool_class(self, qualified: str) -> bool:
+        """A tool type that says it is one: a framework's, or a project class named (or deriving from one named)
+        for tools. An agent whose ``__call__`` validates its task's arguments validates no tool's."""
+        if not self.is_tool_type(qualified):
+            return False
+        return self.makes_framework_tool(qualified) or any(
+            TOOLISH.search(cls.rpartition(".")[2]) for cls in self.graph.mro(qualified)
+        )
 
     @cached_property
     def framework_tool_makers(self) -> FrozenSet[str]:
@@ -283,6 +292,8 @@ class Gates:
         if any(qualified == t or qualified.startswith(t + ".") for t in self.graph.config.tool_types):
             return True
         parts = qualified.split(".")
+        if DESCRIBING_CLASSES.intersection(parts):
+            return False
         classes = [index for index, part in enumerate(parts) if part[:1].isupper()]
         if classes and classes[0] < len(parts) - 1 and not _makes_tools(parts[classes[0] + 1 :]):
             return False  # ``ClientSession.call_tool`` runs a tool; ``Tool.annotations.model_dump`` makes none

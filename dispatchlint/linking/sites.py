@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 from collections import defaultdict
 from dataclasses import replace
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from dispatchlint.framework_models import PROJECT_ENTRIES, RAW_ENTRIES
 from dispatchlint.indexing.facts import (
@@ -117,8 +117,11 @@ class Dispatches:
         schema_names = set(self.catalog.schemas)
         self.gating_dispatches = self._gating_dispatches()
         self._gated_dispatch_methods = {dispatch.via for _, dispatch in self.gating_dispatches}
+        handed: Dict[Tuple[str, Span], Site] = {}
         for module in self.graph.modules:
             sites.extend(filter(None, (self._own_callable_site(module, dispatch) for dispatch in module.dispatches)))
+            for dispatch in module.dispatches:  # one site per call handing a callable on, whatever runs it
+                handed.update(((s.module.path, s.span), s) for s in self._handed_own_callables(module, dispatch))
             for dispatch in self._expand_param_dispatches(module, list(module.dispatches)):
                 if dispatch.kind is SiteKind.METHOD and dispatch.via in self.graph.config.sinks:
                     dispatch = replace(dispatch, kind=SiteKind.BYPASS)  # a configured raw entry
@@ -194,6 +197,7 @@ class Dispatches:
                     )
             for chain in module.chains:
                 sites.extend(self._chain_sites(module, chain))
+        sites.extend(handed.values())
         sites.extend(self._direct_sites(sites))
         sites.extend(self._registry_round_trips())
         sites = self._judge_method_sites(sites)
@@ -391,9 +395,12 @@ class Dispatches:
         if not TOOLISH.search(found[1].class_name.rpartition(".")[2]):
             return None
         own = f"{dispatch.through_param}.{dispatch.via}"
-        callees = [call.callee for _, call in self.graph.calls_in(qualified) if call.span == dispatch.span]
-        if not all(callee == own or "." not in callee for callee in callees):
+        calls = [call for _, call in self.graph.calls_in(qualified) if call.span == dispatch.span]
+        if not all(call.callee == own or "." not in call.callee for call in calls):
             return None  # ``self.function.entrypoint(...)``: the callable of another object the tool holds
+        named = f"{dispatch.through_param}.name"
+        if any(kind == "ref" and value == named for call in calls for _, kind, value in call.literals):
+            return None  # ``self.func(self.name, args)``: a relay told which tool to call (an MCP client's)
         owner = self.graph.resolve(module, found[1].class_name, dispatch.function)
         if owner is None or self.graph.symbols.kind(owner) is not SymbolKind.CLASS or self.gates.is_tool_type(owner):
             return None
@@ -404,6 +411,31 @@ class Dispatches:
             return None
         held = replace(dispatch, kind=SiteKind.METHOD, through_param="")
         return self._site(module, held, True, RAW, constructed=found[1].class_name, sink_method=True, own_callable=True)
+
+    def _handed_own_callables(self, module: ModuleFacts, dispatch: Dispatch) -> Iterator[Site]:
+        """A runner calling the callable it is handed with the rest of its arguments (``f(*args, **kwargs)`` of
+        ``run_sync_or_async(f, *args, **kwargs)``) runs what a tool class's method hands it of its own object's:
+        ``run_sync_or_async(self.func, **tool_call.args)`` is that method calling ``self.func`` itself."""
+        if dispatch.kind is not SiteKind.CALL or not dispatch.through_param or dispatch.table or dispatch.resolver:
+            return
+        qualified = f"{module.module}.{dispatch.function}"
+        found = self.graph.function(qualified)
+        if found is None:
+            return
+        definition = found[1]
+        for caller_module, call in self.graph.callers(qualified, definition):
+            position = position_of(call, definition, dispatch.through_param)
+            if position is None:
+                continue
+            held = next((value for slot, kind, value in call.literals if slot == str(position) and kind == "ref"), "")
+            receiver, _, attribute = held.partition(".")
+            if receiver != "self" or not attribute or "." in attribute:
+                continue
+            handed = call.positional[position + 1 :] + tuple(flow for _, flow in call.keywords) + call.star
+            run = Dispatch(call.function, "", "", "", False, handed, SiteKind.BYPASS, call.span, "self", via=attribute)
+            site = self._own_callable_site(caller_module, run)
+            if site is not None:
+                yield site
 
     def _routes_to_entry(self, attribute: str) -> bool:
         """In this project the attribute is an entry that routes to its object's validating one (FastMCP's
