@@ -21,7 +21,7 @@ from dispatchlint.fix._reorder import ReorderFix
 from dispatchlint.fix._retarget import Reader, RetargetFix
 from dispatchlint.fix._source import FixError, SourceFile, Statement
 from dispatchlint.fix._tables import Fill, TableFix
-from dispatchlint.fix._wrapping import WRAP_TABLE, GateWrapping, RuntimeWrapping, Wrapping
+from dispatchlint.fix._wrapping import WRAP_TABLE, GateWrapping, Import, RuntimeWrapping, Wrapping
 from dispatchlint.runtime import contract
 
 Fix = Union[TableFix, ChainFix, ClosureFix, ParseFix, ReorderFix, RetargetFix]
@@ -244,10 +244,7 @@ def _apply_chain(plan: ProjectPlan, fix: ChainFix) -> None:
     statement = file.source.node_at(fix.statement, cst.If)
     if statement is None:
         raise FixError(f"{file.source.relative}:{fix.statement.line}: cannot find the chain's `if` statement")
-    if fix.lazy:
-        gate, lines = fix.gate.name, [file.import_statement(fix.gate)]
-    else:
-        gate, lines = file.imported(fix.gate), []
+    gate, lines = _gate_reference(file, fix.gate, fix.lazy)
     lines.append(f"{fix.args} = {gate}({fix.name}, {fix.args})")
 
     def insert(updated: cst.CSTNode) -> "cst.FlattenSentinel[cst.BaseStatement]":
@@ -267,15 +264,20 @@ def _apply_closures(plan: ProjectPlan, fix: ClosureFix) -> None:
         definition = file.source.parent(file.source.node_at(closure.name, cst.Name))
         if not isinstance(definition, cst.FunctionDef) or not isinstance(definition.body, cst.IndentedBlock):
             raise FixError(f"{file.source.relative}:{closure.name.line}: cannot find the closure the arm binds")
-        if fix.lazy:
-            gate, lines = fix.gate.name, [file.import_statement(fix.gate)]
-        else:
-            gate, lines = file.imported(fix.gate), []
+        gate, lines = _gate_reference(file, fix.gate, fix.lazy)
         lines.append(f"{closure.parameter} = {gate}({fix.name}, {closure.parameter})")
         file.replace(definition, functools.partial(_prepended, file, lines=lines))
     names = ", ".join(sorted({f"`{closure.parameter}`" for closure in fix.closures}))
     arm = ", ".join(f"`{name}`" for name in fix.site.arm.names)
     file.note(f"coerce {names} with {fix.label} in what the {arm} arm of `{fix.site.function}` binds")
+
+
+def _gate_reference(file: FilePlan, gate: Import, lazy: bool) -> Tuple[str, List[str]]:
+    """The name to call the gate by where the coercion goes, and the statements to put before it: an import right
+    there when the gate's module imports this one (``lazy``), else none (the gate is imported at the top)."""
+    if lazy:
+        return gate.name, [file.import_statement(gate)]
+    return file.imported(gate), []
 
 
 def _prepended(file: FilePlan, updated: cst.CSTNode, lines: List[str]) -> cst.CSTNode:
