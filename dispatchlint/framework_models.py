@@ -134,6 +134,17 @@ def _union(groups: Tuple[Tuple[str, ...], ...]) -> Tuple[str, ...]:
 
 #: Attributes and keys that hold a tool call's arguments, across the SDKs.
 ARGUMENT_FIELDS: FrozenSet[str] = frozenset(_union(tuple(sdk.argument_fields for sdk in SDKS)))
+#: Names a project gives the field that holds a tool call's arguments in its own records
+#: (``tool.function_arguments``, ``step.tool_args``, ``call.tool_input``); not ``*_parameters``, which names a
+#: tool's declared schema as often.
+PROJECT_ARGUMENT_FIELD = re.compile(r"^(?:tool|function|func|call)_?(?:arguments|args|input)$")
+
+
+def holds_arguments(field: str) -> bool:
+    """A field or key that holds a tool call's arguments, by an SDK's name or a project's."""
+    return field in ARGUMENT_FIELDS or bool(PROJECT_ARGUMENT_FIELD.match(field))
+
+
 #: Methods that return them.
 ARGUMENT_METHODS: FrozenSet[str] = frozenset(_union(tuple(sdk.argument_methods for sdk in SDKS)))
 #: Packages whose tool objects validate their arguments in their public entries.

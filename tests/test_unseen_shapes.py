@@ -2082,3 +2082,54 @@ def test_a_tool_class_handing_its_own_callable_to_a_runner_with_raw_arguments_ru
     line = source.splitlines().index("            return await run_sync_or_async(self.func, **tool_call.args)") + 1
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert result.locations() == ({("DL102", f"agent/tool.py:{line}")} if found else set())
+
+
+STREAMED_TOOL_MODEL = """
+from pydantic import BaseModel
+
+
+class ToolModel(BaseModel):
+    content: str = ""
+    function_arguments: str = ""
+    function_name: str = ""
+
+    def add_delta(self, delta):
+        if delta.function.name:
+            self.function_name = delta.function.name
+        if delta.function.arguments:
+            self.function_arguments += delta.function.arguments
+        return self
+"""
+STREAMED_PLUGIN = """
+from json_repair import repair_json
+
+from agent.message import ToolModel
+
+
+class CallPlugin:
+    async def search_customer(self, query: str, limit: int = 5) -> str:
+        return f"{limit} customers like {query}"
+
+    async def execute(self, tool: ToolModel) -> None:
+        name = tool.function_name
+        args = repair_json(json_str={source}, return_objects=True)
+        if not isinstance(args, dict):
+            return
+        tool.content = await getattr(self, name)(**args)
+"""
+
+
+@pytest.mark.parametrize(
+    "source, found", [("tool.function_arguments", True), ("tool.content", False)], ids=["arguments", "content"]
+)
+def test_a_records_field_named_for_a_tool_call_s_arguments_repaired_as_json_is_a_source(
+    source: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """A streamed tool call accumulated in the project's own record (``tool.function_arguments``), parsed by
+    ``json_repair.repair_json(..., return_objects=True)`` and spread into ``getattr(self, name)(**args)``: the
+    model's arguments reach the plugin's method raw (DL102; call-center-ai). The record's ``content`` is not them."""
+    plugin = STREAMED_PLUGIN.replace("{source}", source)
+    files = {"agent/__init__.py": "", "agent/message.py": STREAMED_TOOL_MODEL, "agent/plugin.py": plugin}
+    line = plugin.splitlines().index("        tool.content = await getattr(self, name)(**args)") + 1
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"agent/plugin.py:{line}")} if found else set())

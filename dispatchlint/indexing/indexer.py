@@ -87,6 +87,9 @@ from dispatchlint.indexing.facts import (
 
 #: Callees that run their first argument (or second, for run_in_executor) with the remaining arguments.
 _JSON_PARSERS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "json5.loads", "ast.literal_eval"}
+#: What turns a tool call's JSON text into its arguments: the parsers above and lenient ones (``json_repair``'s,
+#: which a DL201 fix could not simply delete: without ``return_objects`` it returns repaired text).
+_ARGUMENT_PARSERS = _JSON_PARSERS | {"json_repair.repair_json", "json_repair.loads"}
 #: Attributes of a function that a wrapper does not share with it (``functools.wraps`` copies the others).
 _CODE_ATTRIBUTES = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__", "__func__"))
 #: Functions that read a callable's code or identity rather than call it (``inspect.signature`` follows
@@ -1477,7 +1480,7 @@ class _ModuleIndexer:
         if isinstance(node, cst.Attribute):
             base = syn.dotted_name(node.value)
             if (
-                node.attr.value in framework_models.ARGUMENT_FIELDS
+                framework_models.holds_arguments(node.attr.value)
                 and (
                     base not in ("self", "cls")
                     or (base == "self" and framework_models.TOOL_CALL_RECORD_CLASS.search(scope.class_name))
@@ -1491,8 +1494,9 @@ class _ModuleIndexer:
                 return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
         if isinstance(node, cst.Subscript):
-            if syn.subscript_key(node) in framework_models.ARGUMENT_FIELDS:
-                return Raw(f"[{syn.subscript_key(node)!r}]", self.span(node))
+            key = syn.subscript_key(node)
+            if key is not None and framework_models.holds_arguments(key):
+                return Raw(f"[{key!r}]", self.span(node))
             if pat.reads_model_text(node):
                 return ModelText(self.span(node))
             return _piece_of(self._flow(node.value, scope, depth + 1))
@@ -1517,7 +1521,7 @@ class _ModuleIndexer:
 
     def _call_flow(self, node: cst.Call, scope: _Scope, depth: int) -> Flow:
         callee = syn.dotted_name(node.func)
-        if callee is not None and self.resolve_local(callee) in _JSON_PARSERS:
+        if callee is not None and self.resolve_local(callee) in _ARGUMENT_PARSERS:
             if node.args and pat.names_a_result(node.args[0].value):
                 return UNKNOWN  # a tool's (or a service's) output, not the model's arguments
             inner = self._flow(node.args[0].value, scope, depth + 1) if node.args else UNKNOWN
@@ -1533,7 +1537,11 @@ class _ModuleIndexer:
         pair = syn.get_call(node)
         if pair is not None:
             key = syn.string_value(pair[1])
-            if key in framework_models.ARGUMENT_FIELDS and syn.dotted_name(pair[0]) not in ("self", "cls"):
+            if (
+                key is not None
+                and framework_models.holds_arguments(key)
+                and syn.dotted_name(pair[0]) not in ("self", "cls")
+            ):
                 return Raw(f".get({key!r})", self.span(node))
             return _piece_of(self._flow(pair[0], scope, depth + 1))
         if callee is None:
