@@ -2133,3 +2133,62 @@ def test_a_records_field_named_for_a_tool_call_s_arguments_repaired_as_json_is_a
     line = plugin.splitlines().index("        tool.content = await getattr(self, name)(**args)") + 1
     result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
     assert result.locations() == ({("DL102", f"agent/plugin.py:{line}")} if found else set())
+
+
+TOOL_LIST_BASE = """
+class BaseTool:
+    name = "base"
+    params: dict = {}
+
+    def execute_tool(self, params: dict):
+        try:
+            return self.execute(params)
+        except Exception as error:
+            return str(error)
+
+    def execute(self, params: dict):
+        raise NotImplementedError
+
+
+class ReadFile(BaseTool):
+    name = "read"
+    params = {"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}}
+
+    def execute(self, params: dict):
+        return open(params["path"]).read()[: params.get("limit", 100)]
+"""
+TOOL_LIST_EXECUTOR = """
+import json
+from typing import List
+
+from agent.tools import BaseTool
+
+
+class StreamExecutor:
+    def __init__(self, model, tools: {annotation}):
+        self.model = model
+        self.tools = {tool.name: tool for tool in tools} if isinstance(tools, list) else tools
+
+    def run(self, messages):
+        response = self.model.chat.completions.create(model="m", messages=messages)
+        for call in response.choices[0].message.tool_calls:
+            self._execute_tool({"name": call.function.name, "arguments": json.loads(call.function.arguments)})
+
+    def _execute_tool(self, tool_call):
+        tool = self.tools.get(tool_call["name"])
+        return tool.execute_tool(tool_call["arguments"])
+"""
+
+
+@pytest.mark.parametrize("annotation, found", [("List[BaseTool]", True), ("list", False)])
+def test_a_mapping_built_by_name_from_a_declared_list_of_tools_holds_those_tools(
+    annotation: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """``self.tools = {tool.name: tool for tool in tools}`` of ``tools: List[BaseTool]``, then
+    ``self.tools.get(name).execute_tool(arguments)`` with the model's parsed arguments: the project's own tool
+    objects run raw (DL102; chatgpt-on-wechat). With nothing declared of the list, nothing says they are tools."""
+    executor = TOOL_LIST_EXECUTOR.replace("{annotation}", annotation)
+    files = {"agent/__init__.py": "", "agent/tools.py": TOOL_LIST_BASE, "agent/executor.py": executor}
+    line = executor.splitlines().index('        return tool.execute_tool(tool_call["arguments"])') + 1
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"agent/executor.py:{line}")} if found else set())

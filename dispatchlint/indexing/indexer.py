@@ -845,6 +845,21 @@ class _ModuleIndexer:
         elif scope.kind == "function" and owner == "self" and attribute and "." not in attribute:
             self.attribute_annotations[(scope.class_name, attribute)] = annotation
 
+    @staticmethod
+    def _comprehended_class(value: cst.BaseExpression, scope: _Scope) -> str:
+        """The class of the values of a mapping built from a declared sequence by name (``{t.name: t for t in
+        tools}`` of ``tools: List[BaseTool]``), in either branch of a conditional; '' when not known."""
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for branch in branches:
+            if not (isinstance(branch, cst.DictComp) and isinstance(branch.value, cst.Name)):
+                continue
+            loop = branch.for_in
+            if isinstance(loop.target, cst.Name) and loop.target.value == branch.value.value:
+                held = scope.element_types.get(syn.dotted_name(loop.iter) or "")
+                if held:
+                    return held
+        return ""
+
     def _declared_holding(
         self, holder: str, scope: _Scope, declared: Dict[str, str], read: Callable[[str], Optional[str]]
     ) -> str:
@@ -882,6 +897,11 @@ class _ModuleIndexer:
             self._table_or_alias(name, table_scope, owner, value, statement, annotation, scope)
         if syn.dotted_name(target) == f"self.{name}" and scope.class_name and _constructed_class(value):
             self.attribute_types[(scope.class_name, name)] = _constructed_class(value)
+        if syn.dotted_name(target) == f"self.{name}" and scope.class_name and not annotation:
+            held = self._comprehended_class(value, scope)
+            if held and (scope.class_name, name) not in self.attribute_annotations:
+                # ``self.tools = {tool.name: tool for tool in tools}`` of ``tools: List[BaseTool]``
+                self.attribute_annotations[(scope.class_name, name)] = f"Dict[str, {held}]"
         if isinstance(target, cst.Name):
             described = pat.describes(value)
             if described in scope.scans:
