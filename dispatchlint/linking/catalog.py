@@ -353,13 +353,27 @@ class Catalog:
             if found is None:
                 continue
             module, definition = found
-            if self.gates.decorated_by_gate(executor):
+            if self.gates.decorated_by_gate(executor) or self._described_by_decorator(module, definition):
                 return True
             for _, annotation in definition.annotations:
                 declared = annotated_class(annotation)
                 resolved = self.graph.resolve(module, declared, parent_of(definition.qualname)) if declared else None
                 if resolved and any(self._is_model_class(cls) for cls in self.graph.mro(resolved)):
                     return True
+        return False
+
+    def _described_by_decorator(self, module: ModuleFacts, definition: FunctionDef) -> bool:
+        """A project decorator that reads the annotations of the function it registers describes its parameters
+        to the model from its signature (``@register_tool``: ``inspect.signature(func)``, each
+        ``param.annotation``)."""
+        scope = parent_of(definition.qualname)
+        for decorator in definition.decorators:
+            resolved = (
+                self.graph.resolve(module, decorator.target.partition("(")[0], scope) if decorator.target else None
+            )
+            found = self.graph.function(resolved) if resolved else None
+            if found is not None and found[1].reads_annotations:
+                return True
         return False
 
     def _is_model_class(self, qualified: str) -> bool:
