@@ -2192,3 +2192,63 @@ def test_a_mapping_built_by_name_from_a_declared_list_of_tools_holds_those_tools
     line = executor.splitlines().index('        return tool.execute_tool(tool_call["arguments"])') + 1
     result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
     assert result.locations() == ({("DL102", f"agent/executor.py:{line}")} if found else set())
+
+
+OFFERED_BY_NAME = """
+import json
+
+from openai import OpenAI
+
+client = OpenAI()
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "transfer_money",
+            "parameters": {
+                "type": "object",
+                "properties": {"to_account": {"type": "string"}, "amount": {"type": "number"}},
+            },
+        },
+    },
+]
+
+BALANCE = 1000.0
+
+
+def transfer_money(to_account: str, amount: float) -> str:
+    global BALANCE
+    BALANCE -= amount
+    return f"sent {amount} to {to_account}"
+
+
+def audit(to_account: str, amount: float) -> str:
+    return f"{to_account}: {amount}"
+
+
+def execute_tool(name: str, args: dict) -> str:
+    if name == "transfer_money":
+        return {called}(**args)
+    return f"Unknown tool: {name}"
+
+
+def chat(messages):
+    response = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+    for call in response.choices[0].message.tool_calls:
+        execute_tool(call.function.name, json.loads(call.function.arguments))
+"""
+
+
+@pytest.mark.parametrize("called, found", [("transfer_money", True), ("audit", False)])
+def test_a_function_offered_to_the_model_under_its_own_name_called_with_raw_arguments_is_a_dispatch(
+    called: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """``if name == "transfer_money": return transfer_money(**args)``, the arguments parsed from the model's call
+    by the caller, the function offered to the model under that very name: a tool run raw (DL102; the ai-cookbook
+    approval example). A function the model is offered under no name is no tool."""
+    source = OFFERED_BY_NAME.replace("{called}", called)
+    project = write_project(tmp_path, {"agent/__init__.py": "", "agent/bank.py": source})
+    line = source.splitlines().index(f"        return {called}(**args)") + 1
+    result = run_cli(project, "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"agent/bank.py:{line}")} if found else set())

@@ -505,12 +505,17 @@ class Dispatches:
                         continue
                 elif called in executors:
                     kind, names = SiteKind.DIRECT, ", ".join(sorted(executors[called])) or called.rsplit(".", 1)[-1]
+                elif self._offered_by_own_name(module, called, call.function, executors):
+                    kind, names = SiteKind.DIRECT, called.rsplit(".", 1)[-1]
                 else:
                     continue
                 if any(within(call.span, body) for body in arm_bodies[module.path]):
                     continue
                 flows = call.flows
-                if not any(wire_parsed_here(flow) for flow in (call.star if kind is SiteKind.UNSEEN else flows)):
+                offered = kind is SiteKind.DIRECT and called not in executors
+                if not offered and not any(
+                    wire_parsed_here(flow) for flow in (call.star if kind is SiteKind.UNSEEN else flows)
+                ):
                     continue  # arguments that arrive as parameters are their callers' dispatch, not this one
                 verdict = self.taint.site_verdict(module, call.function, flows)
                 if verdict != RAW:
@@ -572,6 +577,20 @@ class Dispatches:
             if "register" in method and owner == "self" and attribute in RAW_ENTRIES:
                 found[(definition.class_name, _registry_identity(definition, holder))] = (attribute, call.function)
         return found
+
+    def _offered_by_own_name(
+        self, module: ModuleFacts, called: str, caller: str, executors: Dict[str, Set[str]]
+    ) -> bool:
+        """A project function whose name is a tool the same part of the program describes to the model
+        (``"name": "transfer_money"`` beside ``def transfer_money``), called from code that is no tool itself:
+        what the model asks for under that name runs there, whatever arguments its callers hand on."""
+        name = called.rsplit(".", 1)[-1]
+        if self.graph.function(called) is None or caller.rsplit(".", 1)[-1] in self.catalog.schemas:
+            return False
+        if f"{module.module}.{caller}" in executors:
+            return False
+        part = self.graph.part_of(module)
+        return any(self.graph.part_of(found) == part for found, _ in self.catalog.schemas.get(name, []))
 
     @staticmethod
     def _named_dispatch(call: Call) -> str:
