@@ -2252,3 +2252,62 @@ def test_a_function_offered_to_the_model_under_its_own_name_called_with_raw_argu
     line = source.splitlines().index(f"        return {called}(**args)") + 1
     result = run_cli(project, "--format", "json", "--select", "ALL")
     assert result.locations() == ({("DL102", f"agent/bank.py:{line}")} if found else set())
+
+
+STATE_HELD_TABLE_STATE = """
+from agent.tools import load_tool_config
+
+
+class MasterState:
+    def __init__(self):
+        self.{attribute}, self.tools_for_assistant = load_tool_config(self)
+"""
+STATE_HELD_TABLE_TOOLS = """
+import json
+
+
+class WeatherService:
+    name = "get_weather"
+
+    def __init__(self, state):
+        self.state = state
+
+    async def invoke(self, args):
+        return f"{args['city']}: sunny for {args.get('days', 1) + 1} days"
+
+
+def load_tool_config(state):
+    tool_dispatch_map = {}
+    model_tools = []
+    for new_tool in [WeatherService(state)]:
+        model_tools.append(new_tool)
+        tool_dispatch_map[new_tool.name] = new_tool.invoke
+    return tool_dispatch_map, model_tools
+
+
+async def dispatch_tool_call(event, master_state):
+    tool_name = event.get("name")
+    tool_arguments = json.loads(event.get("arguments", "{}"))
+    if tool_name in master_state.tool_dispatch_map:
+        return await master_state.tool_dispatch_map[tool_name](tool_arguments)
+"""
+
+
+@pytest.mark.parametrize("attribute, found", [("tool_dispatch_map", True), ("dispatch_table", False)])
+def test_a_table_read_through_an_untyped_object_is_the_one_class_s_attribute_of_that_name(
+    attribute: str, found: bool, tmp_path: Path, run_cli
+) -> None:
+    """``master_state.tool_dispatch_map[tool_name](json.loads(event.get("arguments")))`` where ``master_state`` is
+    untyped, and the one class of the project holding an attribute of that name fills it with the table a
+    function returns: that table is read raw (DL102; chatty-friend's realtime tool calls). No class holding the
+    attribute, no table."""
+    files = {
+        "agent/__init__.py": "",
+        "agent/state.py": STATE_HELD_TABLE_STATE.replace("{attribute}", attribute),
+        "agent/tools.py": STATE_HELD_TABLE_TOOLS,
+    }
+    line = STATE_HELD_TABLE_TOOLS.splitlines().index(
+        "        return await master_state.tool_dispatch_map[tool_name](tool_arguments)"
+    )
+    result = run_cli(write_project(tmp_path, files), "--format", "json", "--select", "ALL")
+    assert result.locations() == ({("DL102", f"agent/tools.py:{line + 1}")} if found else set())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
+from functools import cached_property
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from dispatchlint.indexing.annotations import annotated_class
@@ -418,7 +419,8 @@ class Catalog:
             head, _, rest = dispatch.table.partition(".")
             found = self.graph.function(f"{module.module}.{dispatch.function}") if dispatch.function else None
             if resolved is None and found is not None and head in found[1].params and head not in ("self", "cls"):
-                return self._passed_tables(f"{module.module}.{dispatch.function}", found[1], head, rest, 0)
+                passed = self._passed_tables(f"{module.module}.{dispatch.function}", found[1], head, rest, 0)
+                return passed or self._only_attribute_tables(rest)
             return self._tables_at(resolved, 0)
         resolver = self.graph.resolve_method(module, dispatch.resolver, dispatch.function)
         return self._resolver_tables(resolver, 0) if resolver else []
@@ -461,6 +463,27 @@ class Catalog:
         function = f"{module.module}.{alias.function}"
         found = self.graph.function(function)
         return self._passed_tables(function, found[1], alias.target.target, "", depth) if found else []
+
+    def _only_attribute_tables(self, attribute: str) -> List[LinkedTable]:
+        """``state.tool_dispatch_map`` of an untyped parameter no caller can be followed to: the tables of the
+        one class of the project whose objects hold an attribute of that name (none when several classes do)."""
+        if not attribute or "." in attribute:
+            return []
+        holders = self._attribute_holders.get(attribute, [])
+        return self._tables_at(holders[0], 0) if len(holders) == 1 else []
+
+    @cached_property
+    def _attribute_holders(self) -> Dict[str, List[str]]:
+        """Attribute name -> the qualified names of the classes' attributes that hold a table or an alias of one."""
+        holders: Dict[str, List[str]] = defaultdict(list)
+        symbols = self.graph.symbols
+        for qualified, symbol in symbols.entries.items():
+            if symbol.kind not in (SymbolKind.TABLE, SymbolKind.ALIAS):
+                continue
+            owner, _, attribute = qualified.rpartition(".")
+            if symbols.kind(owner) is SymbolKind.CLASS:
+                holders[attribute].append(qualified)
+        return holders
 
     def _passed_tables(
         self, function: str, definition: FunctionDef, parameter: str, rest: str, depth: int
